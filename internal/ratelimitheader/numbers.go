@@ -156,8 +156,32 @@ func parseCount(s string) (int64, bool) {
 	return n, true
 }
 
+// legacyWindow finds the window of limit in a legacy limit value. Older drafts wrote the current quota
+// first and then the quota policies with their windows: "10, 10;w=1, 50;w=60" (w or window, seconds).
+// The window is that of the first element whose quota equals limit, the first element included
+// ("100;w=60").
+func legacyWindow(value string, limit int64) (time.Duration, bool) {
+	for value != "" {
+		var elem string
+		elem, value = value, ""
+		for i := 0; i < len(elem); i++ {
+			if elem[i] == ',' {
+				elem, value = elem[:i], elem[i+1:]
+				break
+			}
+		}
+		num, params := firstElement(elem)
+		if n, ok := parseCount(num); ok && n == limit && params != "" {
+			if w, ok := windowParam(params); ok {
+				return w, true
+			}
+		}
+	}
+	return 0, false
+}
+
 // windowParam finds a window parameter ("w=60" or "window=60", seconds) among ";"-separated
-// parameters, as older drafts wrote them in RateLimit-Limit: 100, 100;w=60.
+// parameters.
 func windowParam(params string) (time.Duration, bool) {
 	for params != "" {
 		var p string

@@ -81,11 +81,11 @@ func Parse(h http.Header, now time.Time) Info {
 func parseLegacy(h http.Header, d *legacy, clk *clock, info *Info) {
 	if info.Limit == 0 {
 		if v := first(h, d.limit); v != "" {
-			elem, params := firstElement(v)
+			elem, _ := firstElement(v)
 			if n, ok := parseCount(elem); ok && n > 0 {
 				info.Limit = n
 				if info.Window == 0 {
-					info.Window, _ = windowParam(params)
+					info.Window, _ = legacyWindow(v, n)
 				}
 			}
 		}
