@@ -1,17 +1,7 @@
-// Package algorithm holds the server-side rate-limiting algorithms of testserver: token bucket,
-// leaky bucket, fixed window counter, sliding window log and sliding window counter.
-//
-// Every algorithm is clock-free: each decision takes the time as a parameter, and all arithmetic is
-// exact integer nanoseconds. An Algorithm holds only its parameters and is safe for concurrent use;
-// the per-key State it decides on is not, and callers (the stores) serialise access to one State.
-//
-// A decision is two steps so that a request that must pass several limits is decided all-or-nothing:
-// Decide looks without changing anything, and Commit records admitted requests. Denied requests
-// change no state.
 package algorithm
 
 import (
-	"errors"
+	"slices"
 	"time"
 )
 
@@ -25,25 +15,33 @@ type Decision struct {
 	// (after committing it, when Allowed). Never negative.
 	Remaining int64
 	// ResetAfter is the time until the key's quota is fully restored if no further request arrives
-	// (for window algorithms: until the current window ends). Never negative.
+	// (after committing this decision, when Allowed): for the buckets, until the bucket is full (or
+	// the queue empty) again; for the fixed window, until the current window ends; for the sliding
+	// log, until its newest entry leaves the window; for the sliding window counter, until neither the
+	// current nor the previous window weighs on the count. Never negative.
 	ResetAfter time.Duration
 	// RetryAfter, when the decision is a denial, is the shortest wait after which the same n
-	// requests would be admitted if nothing else arrives; a request retried exactly then is admitted.
-	// Zero when Allowed. When n can never be admitted (n above the capacity) it is Never.
+	// requests would be admitted if nothing else arrives: retried exactly then they are admitted,
+	// one nanosecond earlier they are not. Zero when Allowed. Never when n can never be admitted
+	// (n above the burst).
 	RetryAfter time.Duration
+	// Delay, for an admitted request of the leaky bucket, is how long it waits in the queue before
+	// its slot (for n > 1, the slot of the last of them): a shaping server holds the answer this long.
+	// Zero for every other algorithm and for denials.
+	Delay time.Duration
 }
 
-// Never is the RetryAfter of a request that can never be admitted, such as n above the capacity.
+// Never is the RetryAfter of a request that can never be admitted, such as n above the burst.
 const Never = time.Duration(1<<63 - 1)
 
 // State is the per-key state of any algorithm. Its zero value is the initial state (a full quota).
 // Which fields an algorithm uses is its own business; callers only store and hand back States.
 // A State is not safe for concurrent use.
 type State struct {
-	// A and B are two integer registers (for example a theoretical arrival time in Unix nanoseconds,
-	// or a window start and a count).
+	// A, B and C are integer registers (for example the time of the last update in Unix
+	// nanoseconds, a window start, a count, or the halves of a 128-bit quantity).
 	A, B, C int64
-	// Log holds timestamps for the sliding window log, a ring buffer of at most Limit entries.
+	// Log holds timestamps for the sliding window log, a ring buffer grown lazily up to Limit entries.
 	Log []int64
 	// Head indexes the oldest entry of Log when it is used as a ring.
 	Head int
@@ -51,6 +49,8 @@ type State struct {
 
 // Algorithm decides admissions for one rule. Implementations are safe for concurrent use; the State
 // passed in is not, and must be guarded by the caller.
+//
+// A request that costs n < 1 is treated as costing 1, by Decide and Commit alike.
 type Algorithm interface {
 	// Name is the algorithm's flag name, such as "token-bucket".
 	Name() string
@@ -58,18 +58,21 @@ type Algorithm interface {
 	Limit() int64
 	// Window is the period of the advertised quota.
 	Window() time.Duration
+	// Burst is how many requests a fresh key admits at one instant (Limit for the window algorithms).
+	Burst() int64
 	// Decide reports whether n requests at now are admitted against s. It does not change s.
 	Decide(s *State, now time.Time, n int64) Decision
-	// Commit records n requests admitted at now into s. Call it only after Decide allowed them.
+	// Commit records n requests admitted at now into s. Call it only after Decide allowed them at
+	// the same now; it never panics otherwise, but what it then records is unspecified.
 	Commit(s *State, now time.Time, n int64)
-	// Idle reports whether s at now admits exactly what a fresh zero State would, so that forgetting
-	// it hands the key nothing it would not already get. Stores evict idle keys first.
+	// Idle reports whether s at now admits exactly what a fresh zero State would, now and at every
+	// later time, so that forgetting it hands the key nothing it would not already get. Stores evict
+	// idle keys first.
 	Idle(s *State, now time.Time) bool
 }
 
-// Errors returned by the constructors for invalid parameters. They are matchable with errors.Is.
-var (
-	ErrInvalidLimit  = errors.New("algorithm: limit must be at least 1")
-	ErrInvalidWindow = errors.New("algorithm: window must be positive")
-	ErrInvalidBurst  = errors.New("algorithm: burst must be at least 1")
-)
+// Clone returns a copy of s that shares nothing with it (a plain copy of a State shares its Log).
+func (s State) Clone() State {
+	s.Log = slices.Clone(s.Log)
+	return s
+}
