@@ -1,0 +1,127 @@
+package testserver
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/steadyhttp/steady/testserver/algorithm"
+)
+
+// algSet is the algorithms one quota (a rule's, or one of its tiers') decides with.
+type algSet struct {
+	// scope names the state namespace in the Store: keys of equal scope share meaning.
+	scope string
+	// tier is the tier key, "" for the rule's own quota.
+	tier string
+	// base enforces and advertises Limit per Window.
+	base algorithm.Algorithm
+	// enforce is what hard, soft and shadow mode decide with: base, or base scaled up by the
+	// soft percentage.
+	enforce algorithm.Algorithm
+	// ceiling is elastic mode's quota while the server has spare capacity (nil otherwise).
+	ceiling algorithm.Algorithm
+}
+
+// compiledRule is a validated Rule with its key deriver and algorithms.
+type compiledRule struct {
+	rule  Rule
+	key   *keyDeriver
+	base  *algSet
+	tiers map[string]*algSet
+}
+
+type fieldErr struct {
+	field, value string
+	err          error
+}
+
+// buildAlgorithms constructs the algorithms of one quota of rule r.
+func buildAlgorithms(r Rule, limit int64, window time.Duration, burst, ceiling int64) (*algSet, *fieldErr) {
+	base, err := algorithm.New(r.Algorithm, algorithm.Config{Limit: limit, Window: window, Burst: burst})
+	if err != nil {
+		return nil, algorithmFieldErr(r.Algorithm, limit, window, burst, err)
+	}
+	s := &algSet{base: base, enforce: base}
+	switch r.Mode {
+	case ModeSoft:
+		soft := mulDiv(limit, 100+r.SoftPercent, 100)
+		if soft == math.MaxInt64 {
+			return nil, &fieldErr{"limit", fmt.Sprint(limit), errors.New("too large for the soft percentage")}
+		}
+		if soft > limit {
+			e, err := algorithm.Scale(base, soft)
+			if err != nil {
+				return nil, &fieldErr{"soft_percent", fmt.Sprint(r.SoftPercent), err}
+			}
+			s.enforce = e
+		}
+	case ModeElastic:
+		c, err := algorithm.Scale(base, ceiling)
+		if err != nil {
+			return nil, &fieldErr{"ceiling", fmt.Sprint(ceiling), err}
+		}
+		s.ceiling = c
+	}
+	return s, nil
+}
+
+// algorithmFieldErr attributes a constructor error to the field it is about.
+func algorithmFieldErr(name string, limit int64, window time.Duration, burst int64, err error) *fieldErr {
+	switch {
+	case errors.Is(err, algorithm.ErrInvalidLimit):
+		return &fieldErr{"limit", fmt.Sprint(limit), err}
+	case errors.Is(err, algorithm.ErrInvalidWindow):
+		return &fieldErr{"window", window.String(), err}
+	case errors.Is(err, algorithm.ErrInvalidBurst):
+		return &fieldErr{"burst", fmt.Sprint(burst), err}
+	case errors.Is(err, algorithm.ErrUnknownAlgorithm):
+		return &fieldErr{"algorithm", name, fmt.Errorf("%w (want one of %s)", err, strings.Join(algorithm.Names(), ", "))}
+	}
+	return &fieldErr{"algorithm", name, err}
+}
+
+// matches reports whether the rule applies to the request.
+func (c *compiledRule) matches(r *http.Request) bool {
+	if len(c.rule.Methods) > 0 {
+		ok := false
+		for _, m := range c.rule.Methods {
+			if strings.EqualFold(m, r.Method) {
+				ok = true
+				break
+			}
+		}
+		if !ok {
+			return false
+		}
+	}
+	if c.rule.PathPrefix != "" {
+		path := ""
+		if r.URL != nil {
+			path = r.URL.Path
+		}
+		if !strings.HasPrefix(path, c.rule.PathPrefix) {
+			return false
+		}
+	}
+	return true
+}
+
+// quota picks the algorithms for a key: its tier by whole key, else by part, else the rule's.
+func (c *compiledRule) quota(key string, parts []string) *algSet {
+	if len(c.tiers) == 0 {
+		return c.base
+	}
+	if t, ok := c.tiers[key]; ok {
+		return t
+	}
+	for _, p := range parts {
+		if t, ok := c.tiers[p]; ok {
+			return t
+		}
+	}
+	return c.base
+}

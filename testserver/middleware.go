@@ -1,0 +1,73 @@
+package testserver
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"time"
+)
+
+// Middleware returns next wrapped by a new Limiter enforcing rules (see [Limiter.Middleware]).
+// Use [NewLimiter] and [Limiter.Middleware] instead to reach the limiter (Stats, SetRules).
+func Middleware(next http.Handler, rules []Rule, opts ...Option) (http.Handler, error) {
+	l, err := NewLimiter(rules, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return l.Middleware(next), nil
+}
+
+// Middleware wraps next: every request is decided (see [Limiter.Decide]); a throttled one is
+// answered with the configured status, Retry-After, the RateLimit fields and a problem+json body,
+// and never reaches next; an admitted one gets the RateLimit fields, is held until its slot by a
+// shaping rule, and is passed to next. A request whose context ends before it is decided or while
+// it is held gets no answer (its client is gone). A request the limiter cannot decide (a Store
+// error) gets 503. The handler is safe for concurrent use.
+func (l *Limiter) Middleware(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		now := l.cfg.clock()
+		res, err := l.decide(r, now)
+		if err != nil {
+			if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+				return
+			}
+			writeError(w, err)
+			return
+		}
+		if l.cfg.hook != nil {
+			l.cfg.hook(now, r, res)
+		}
+		if !res.Allowed {
+			l.writeDenied(w, &res)
+			return
+		}
+		l.writeAdmittedHeaders(w.Header(), &res)
+		if res.Delay > 0 {
+			if err := sleepCtx(r.Context(), res.Delay); err != nil {
+				return
+			}
+		}
+		l.inFlight.Add(1)
+		defer l.inFlight.Add(-1)
+		next.ServeHTTP(w, r)
+	})
+}
+
+// sleepCtx waits d or until ctx ends, whichever is first, and returns ctx's error in the latter
+// case.
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if d <= 0 {
+		return nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}

@@ -1,0 +1,55 @@
+package testserver
+
+import "time"
+
+// Result is the limiter's decision on one request.
+type Result struct {
+	// Allowed reports whether the request is admitted: every matching rule that is not in shadow
+	// mode admitted it. A request no rule matches is admitted with no Rules.
+	Allowed bool
+	// Shadowed reports whether a shadow-mode rule would have denied the request.
+	Shadowed bool
+	// RetryAfter, when the request is denied, is the shortest wait after which it would be
+	// admitted if nothing else arrived: the longest RetryAfter of the rules that denied it.
+	RetryAfter time.Duration
+	// Delay is how long a shaping rule holds the admitted request before it is served (its
+	// leaky-bucket slot); zero without shaping.
+	Delay time.Duration
+	// Rules holds one entry per matching rule, in rule order.
+	Rules []RuleResult
+}
+
+// RuleResult is one rule's part of a [Result].
+type RuleResult struct {
+	// Rule is the rule's name.
+	Rule string
+	// Key is the request's key under the rule.
+	Key string
+	// Tier is the tier key that set the quota, "" for the rule's own quota.
+	Tier string
+	// Mode is the rule's mode.
+	Mode Mode
+	// Allowed reports whether this rule admits the request (for a shadow rule: would admit).
+	Allowed bool
+	// Committed reports whether the request was counted against this rule's quota.
+	Committed bool
+	// Shadowed reports whether this shadow-mode rule would have denied the request.
+	Shadowed bool
+	// Elastic reports whether an elastic rule admitted the request above its limit.
+	Elastic bool
+	// Limit and Window are the advertised quota (the rule's or its tier's, not the soft or
+	// elastic allowance).
+	Limit  int64
+	Window time.Duration
+	// Remaining is how many more requests the advertised quota admits now. Never negative.
+	Remaining int64
+	// Reset is the time until the advertised quota is fully restored (window algorithms: until
+	// the window ends).
+	Reset time.Duration
+	// RetryAfter, when this rule denies, is the shortest wait after which it would admit the
+	// request if nothing else arrived. For an elastic rule it is the wait for the base limit, so it
+	// holds whether or not the server has spare capacity then.
+	RetryAfter time.Duration
+	// Delay is the request's leaky-bucket slot delay when the rule shapes traffic.
+	Delay time.Duration
+}

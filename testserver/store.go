@@ -1,0 +1,75 @@
+package testserver
+
+import (
+	"context"
+	"time"
+
+	"github.com/steadyhttp/steady/testserver/algorithm"
+)
+
+// Store keeps the per-key state of every rule and decides requests against it atomically.
+//
+// The Limiter hands a Store every limit one request must pass in a single Apply call, so a Store
+// backed by a shared database (for example Redis, running the algorithm in a script chosen by
+// Algorithm.Name, Limit and Window) can decide them all-or-nothing in one round trip.
+// Implementations must be safe for concurrent use.
+type Store interface {
+	// Apply decides every check at now, all-or-nothing: it calls Decide for each check on the
+	// state of (Scope, Key); when every check that is not Advisory is allowed (and within its
+	// MaxDelay), it commits every allowed check; otherwise it commits nothing. It returns one
+	// StoreDecision per check, in order. An error means nothing was decided or committed.
+	Apply(ctx context.Context, now time.Time, checks []StoreCheck) ([]StoreDecision, error)
+	// Stats reports the store's size and evictions.
+	Stats() StoreStats
+	// Close releases the store. Apply after Close returns ErrClosed. Close is idempotent.
+	Close() error
+}
+
+// StoreCheck is one limit one request must pass.
+type StoreCheck struct {
+	// Rule is the rule's name, for eviction counts.
+	Rule string
+	// Scope is the state namespace (the rule's identity); checks with equal Scope and Key share
+	// one state.
+	Scope string
+	// Key is the request's key under the rule.
+	Key string
+	// N is the number of requests (at least 1).
+	N int64
+	// Algorithm decides and commits the check.
+	Algorithm algorithm.Algorithm
+	// Publish, when not nil, is also asked (Decide only, on the state before any commit) for the
+	// figures a response advertises, such as the base quota of a soft rule. It must be able to
+	// decide on the same state as Algorithm (algorithm.Scale guarantees that).
+	Publish algorithm.Algorithm
+	// Advisory checks (shadow mode) never block the others; they are committed only if allowed.
+	Advisory bool
+	// MaxDelay, when positive, turns an admission whose Delay exceeds it into a denial that
+	// commits nothing (a shaped request whose context would expire before its slot).
+	MaxDelay time.Duration
+}
+
+// StoreDecision is the outcome of one StoreCheck.
+type StoreDecision struct {
+	// Decision is Algorithm's decision.
+	Decision algorithm.Decision
+	// Published is Publish's decision, or a copy of Decision when Publish is nil.
+	Published algorithm.Decision
+	// Committed reports whether the check was recorded in the state.
+	Committed bool
+}
+
+// StoreStats reports a store's size and evictions.
+type StoreStats struct {
+	// Keys is the number of tracked (scope, key) states.
+	Keys int `json:"keys"`
+	// MaxKeys is the cap on Keys (0: unbounded or unknown).
+	MaxKeys int `json:"max_keys"`
+	// Evictions is the total number of states evicted to stay under MaxKeys.
+	Evictions int64 `json:"evictions"`
+	// EvictedActive counts evictions of states that were not idle (they could hand the key a
+	// fresher quota than it had); the memory store avoids them where it can.
+	EvictedActive int64 `json:"evicted_active"`
+	// RuleEvictions counts evictions by rule name.
+	RuleEvictions map[string]int64 `json:"rule_evictions,omitempty"`
+}
