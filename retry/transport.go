@@ -1,0 +1,227 @@
+package retry
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/cenkalti/backoff/v4"
+
+	"github.com/steadyhttp/steady/internal/ratelimitheader"
+)
+
+// Transport is an http.RoundTripper that retries failed attempts of a request through the next
+// RoundTripper, following the rules of the package documentation. It is safe for concurrent use
+// and starts no goroutines: every wait happens on the goroutine of RoundTrip and ends with the
+// request's context.
+//
+// A request that succeeds on its first attempt costs no allocation and no copy: it is passed to
+// the next RoundTripper as it is (unless WithIdempotencyKeys must add a header).
+type Transport struct {
+	next http.RoundTripper
+	cfg  config
+}
+
+var _ http.RoundTripper = (*Transport)(nil)
+
+// NewTransport returns a Transport that sends attempts through next (http.DefaultTransport when
+// nil), configured by opts. An invalid option yields an error wrapping ErrInvalidOption.
+func NewTransport(next http.RoundTripper, opts ...Option) (*Transport, error) {
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	cfg := defaultConfig()
+	for i, o := range opts {
+		if o == nil {
+			return nil, invalid("NewTransport: option %d is nil", i)
+		}
+		if err := o.apply(&cfg); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.maxDelay < cfg.baseDelay {
+		return nil, invalid("NewTransport: max delay %v is below base delay %v", cfg.maxDelay, cfg.baseDelay)
+	}
+	if !cfg.budgetSet {
+		b, err := NewBudget(DefaultBudgetTokens, DefaultBudgetRatio)
+		if err != nil {
+			return nil, fmt.Errorf("retry: default budget: %w", err)
+		}
+		cfg.budget = b
+	}
+	return &Transport{next: next, cfg: cfg}, nil
+}
+
+// Budget returns the Transport's retry budget, nil when disabled with WithBudget(nil).
+func (t *Transport) Budget() *Budget { return t.cfg.budget }
+
+// RoundTrip sends req, retrying failed attempts as the package documentation describes. It returns
+// a response with a nil error whenever it has one (also the last failed one when it gives up), and
+// otherwise an error: *Error once retrying was considered, or the next RoundTripper's error as it
+// is when the single attempt failed in a way that is not retried. It closes req's body on every
+// path and never modifies req.
+func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	ctx := req.Context()
+	if err := ctx.Err(); err != nil {
+		closeRequestBody(req)
+		return nil, err
+	}
+	start := time.Now()
+	sent := req
+	if t.cfg.idempotencyKeys && needsKey(req) {
+		sent = req.Clone(ctx)
+		if sent.Header == nil {
+			sent.Header = make(http.Header, 1)
+		}
+		sent.Header.Set(HeaderIdempotencyKey, newIdempotencyKey())
+	}
+	if obs := t.cfg.observer; obs != nil {
+		obs.Attempt(sent, 1)
+	}
+	resp, err := t.next.RoundTrip(sent)
+	if ctx.Err() != nil {
+		return resp, err
+	}
+	if !t.failed(resp, err) {
+		if err == nil && t.cfg.budget != nil {
+			t.cfg.budget.Succeeded(budgetKeyOf(req), time.Now())
+		}
+		return resp, err
+	}
+	return t.retry(ctx, req, sent, start, resp, err)
+}
+
+// failed reports whether an outcome is a failure worth retrying.
+func (t *Transport) failed(resp *http.Response, err error) bool {
+	if t.cfg.classifier != nil {
+		return t.cfg.classifier(resp, err)
+	}
+	if err != nil {
+		return RetryableError(err)
+	}
+	return resp != nil && t.cfg.statuses.has(resp.StatusCode)
+}
+
+// retry is the slow path: attempt 1 of orig, sent as sent, failed with resp or err.
+func (t *Transport) retry(ctx context.Context, orig, sent *http.Request, start time.Time,
+	resp *http.Response, err error) (*http.Response, error) {
+	obs := t.cfg.observer
+	key := budgetKeyOf(orig)
+	var (
+		hist  []Attempt
+		sched *backoff.ExponentialBackOff
+	)
+	for attempt := 1; ; attempt++ {
+		if err != nil && resp != nil { // a RoundTripper broke its contract: keep the error
+			drainAndClose(resp.Body)
+			resp = nil
+		}
+		now := time.Now()
+		reason := Reason{Err: err}
+		if resp != nil {
+			reason.Status = resp.StatusCode
+			reason.RetryAfter, reason.HasRetryAfter = ratelimitheader.RetryAfter(resp.Header, now)
+		}
+		hist = append(hist, Attempt{Status: reason.Status, Err: err})
+		wait, cause := t.plan(ctx, sent, resp, reason, attempt, start, now, &sched, key)
+		if cause != nil {
+			if obs != nil {
+				obs.GaveUp(sent, attempt, reason, cause)
+			}
+			if resp != nil {
+				return resp, nil
+			}
+			return nil, newError(orig, hist, err, cause)
+		}
+		hist[len(hist)-1].Wait = wait
+		if obs != nil {
+			obs.Retry(sent, attempt, reason, wait)
+		}
+		if resp != nil {
+			drainAndClose(resp.Body)
+			resp = nil
+		}
+		if werr := sleep(ctx, wait); werr != nil {
+			if obs != nil {
+				obs.GaveUp(sent, attempt, reason, werr)
+			}
+			return nil, newError(orig, hist, werr, nil)
+		}
+		next, gerr := attemptRequest(sent)
+		if gerr != nil {
+			gerr = fmt.Errorf("retry: GetBody: %w", gerr)
+			if obs != nil {
+				obs.GaveUp(sent, attempt, reason, gerr)
+			}
+			return nil, newError(orig, hist, gerr, nil)
+		}
+		sent = next
+		if obs != nil {
+			obs.Attempt(sent, attempt+1)
+		}
+		resp, err = t.next.RoundTrip(sent)
+		if ctx.Err() != nil || !t.failed(resp, err) {
+			if err != nil {
+				hist = append(hist, Attempt{Err: err})
+				return nil, newError(orig, hist, err, nil)
+			}
+			if ctx.Err() == nil && t.cfg.budget != nil {
+				t.cfg.budget.Succeeded(key, time.Now())
+			}
+			return resp, nil
+		}
+	}
+}
+
+// plan decides whether attempt, which failed with resp (or reason.Err), is followed by another, and
+// after which wait; a non-nil cause says why not.
+func (t *Transport) plan(ctx context.Context, sent *http.Request, resp *http.Response, reason Reason,
+	attempt int, start, now time.Time, sched **backoff.ExponentialBackOff, key string) (time.Duration, error) {
+	cfg := &t.cfg
+	if attempt >= cfg.maxAttempts {
+		return 0, ErrAttemptsExhausted
+	}
+	if !Replayable(sent) {
+		return 0, ErrNotReplayable
+	}
+	if !MaySendAgain(sent, resp, reason.HasRetryAfter) {
+		return 0, ErrNotIdempotent
+	}
+	var wait, floor time.Duration
+	serverPaced := false
+	if reason.HasRetryAfter {
+		if reason.RetryAfter > cfg.maxRetryAfter {
+			return 0, ErrRetryAfterTooLong
+		}
+		floor = reason.RetryAfter
+		wait = AddJitter(floor, cfg.retryAfterJitter)
+		serverPaced = floor > 0
+	} else {
+		if *sched == nil {
+			*sched = newSchedule(cfg.baseDelay, cfg.maxDelay)
+		}
+		wait = fullJitter((*sched).NextBackOff())
+	}
+	if deadline, ok := ctx.Deadline(); ok && !now.Add(wait).Before(deadline) {
+		if !reason.HasRetryAfter || !now.Add(floor).Before(deadline) {
+			return 0, ErrWouldExceedDeadline
+		}
+		wait = floor // the jitter would pass the deadline; the server's own delay does not
+	}
+	if cfg.maxElapsed > 0 && now.Add(wait).Sub(start) > cfg.maxElapsed {
+		return 0, ErrMaxElapsed
+	}
+	if !serverPaced && cfg.budget != nil && !cfg.budget.AllowRetry(key, now) {
+		return 0, ErrBudgetExhausted
+	}
+	return wait, nil
+}
+
+// budgetKeyOf is the key of req in the retry budget: its host.
+func budgetKeyOf(req *http.Request) string {
+	if req.URL != nil && req.URL.Host != "" {
+		return req.URL.Host
+	}
+	return req.Host
+}
