@@ -146,7 +146,9 @@ type trackedBody struct {
 	done   chan struct{}
 }
 
-func newTrackedBody(r io.Reader) *trackedBody { return &trackedBody{Reader: r, done: make(chan struct{})} }
+func newTrackedBody(r io.Reader) *trackedBody {
+	return &trackedBody{Reader: r, done: make(chan struct{})}
+}
 
 func (b *trackedBody) Close() error {
 	b.closed.Store(true)
