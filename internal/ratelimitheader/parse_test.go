@@ -11,9 +11,6 @@ import (
 // refDate is refNow as a Date header value.
 const refDate = "Sun, 06 Nov 1994 08:49:37 GMT"
 
-// refEpoch is refNow in Unix seconds (784111777).
-var refEpoch = refNow.Unix()
-
 // hdr builds a header from key/value pairs; keys are canonicalized as net/http does.
 func hdr(kv ...string) http.Header {
 	h := http.Header{}

@@ -35,7 +35,7 @@ func ParseRetryAfter(value, date string, now time.Time) (d time.Duration, ok boo
 }
 
 // RetryAfter reads Retry-After (and Date) from h. It is equivalent to
-// ParseRetryAfter(h.Get("Retry-After"), h.Get("Date"), now) and does not allocate.
+// ParseRetryAfter(h.Get("Retry-After"), h.Get("Date"), now).
 func RetryAfter(h http.Header, now time.Time) (time.Duration, bool) {
 	v := first(h, HeaderRetryAfter)
 	if v == "" {
