@@ -1,0 +1,68 @@
+package throttle
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Errors for invalid parameters, returned (wrapped, with the offending value) by the constructors
+// and New. They are matchable with errors.Is.
+var (
+	// ErrInvalidRate reports a rate that is not a positive finite number of requests per second
+	// (zero, negative, NaN, Inf, or too fast to express as a whole number of nanoseconds).
+	ErrInvalidRate = errors.New("throttle: rate must be a positive, finite number of requests per second")
+	// ErrInvalidBurst reports a token bucket burst below 1.
+	ErrInvalidBurst = errors.New("throttle: burst must be at least 1")
+	// ErrInvalidBacklog reports a negative leaky bucket backlog.
+	ErrInvalidBacklog = errors.New("throttle: backlog must not be negative")
+	// ErrInvalidOption reports an Option with an unusable value (a nil key function, a maximum
+	// number of keys below 1).
+	ErrInvalidOption = errors.New("throttle: invalid option")
+)
+
+// ErrBacklogFull is the sentinel every *BacklogFullError matches with errors.Is.
+var ErrBacklogFull = errors.New("throttle: backlog full")
+
+// ErrTooManyKeys is returned when a request needs a partition for a new key while the Throttle
+// already holds its maximum number of keys (WithMaxKeys) and every one of them has a request
+// waiting or in flight, so none can be evicted. The request's body is closed.
+var ErrTooManyKeys = errors.New("throttle: too many keys busy at once")
+
+// ErrNilRequestURL is returned by the Transport for a request without a URL; its body is closed.
+var ErrNilRequestURL = errors.New("throttle: request has no URL")
+
+// BacklogFullError is returned by a leaky bucket that refuses a request because Backlog requests
+// are already scheduled and waiting. It matches ErrBacklogFull with errors.Is.
+type BacklogFullError struct {
+	// Backlog is the limiter's backlog capacity.
+	Backlog int
+	// Wait is how long the request would have waited had the backlog had room.
+	Wait time.Duration
+}
+
+func (e *BacklogFullError) Error() string {
+	return fmt.Sprintf("throttle: backlog full: %d requests already waiting (this one would wait %v)", e.Backlog, e.Wait)
+}
+
+// Is reports whether target is ErrBacklogFull.
+func (e *BacklogFullError) Is(target error) bool { return target == ErrBacklogFull }
+
+// WouldExceedDeadlineError is returned by a wait that refused up front because the predicted wait
+// ends after the context's deadline. Whatever the wait had reserved has been given back. It
+// matches context.DeadlineExceeded with errors.Is, like the error the wait would have ended with.
+type WouldExceedDeadlineError struct {
+	// Wait is the predicted wait that did not fit before the deadline.
+	Wait time.Duration
+}
+
+func (e *WouldExceedDeadlineError) Error() string {
+	return fmt.Sprintf("throttle: waiting %v would exceed the context deadline", e.Wait)
+}
+
+// Is reports whether target is context.DeadlineExceeded.
+func (e *WouldExceedDeadlineError) Is(target error) bool { return target == context.DeadlineExceeded }
+
+// Timeout reports true: the error is a timeout, as context.DeadlineExceeded is.
+func (e *WouldExceedDeadlineError) Timeout() bool { return true }

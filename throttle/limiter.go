@@ -1,0 +1,70 @@
+// Package throttle paces requests on the client side, before they reach a rate-limited server.
+//
+// A Limiter paces one key (by default one host). Two are built in: NewTokenBucket (rate and burst,
+// on golang.org/x/time/rate) and NewLeakyBucket (an even spacing of 1/rate with a bounded FIFO
+// backlog). A Throttle keeps one Limiter per key, created on first use by a factory, in a bounded
+// set of partitions, and can pause a key until a point in time. NewTransport applies a Throttle to
+// every attempt that passes through an http.RoundTripper and feeds every outcome back: a response
+// carrying Retry-After pauses its whole key, and a Limiter that implements Learner observes each
+// response (the hook for limiters that learn the server's rate).
+//
+// Explicit time is the primitive, as in golang.org/x/time/rate: a Limiter takes the current time
+// as a parameter (Reserve(now)) and Wait is the blocking shorthand on top of it, which checks its
+// context first, refuses up front when the predicted wait passes the context's deadline, and gives
+// back what it reserved when the context ends.
+//
+// The package starts no goroutines; nothing needs to be closed.
+package throttle
+
+import (
+	"net/http"
+	"time"
+)
+
+// Limiter paces the requests of one key.
+//
+// Reserve books one request at now and returns its Reservation, or an error when the limiter
+// refuses to book it at all (for example *BacklogFullError from a leaky bucket whose backlog is
+// full); on error nothing is booked. The caller then waits until the reservation is due
+// (Reservation.Delay reaches zero) and sends the request, or gives the reservation back with
+// Reservation.Cancel if it will not send it. Wait is the blocking shorthand.
+//
+// now is the caller's clock; callers pass non-decreasing times for one Limiter (time.Now does).
+// Implementations must be safe for concurrent use. A Limiter may also implement Learner to adjust
+// its pace from the outcomes of the requests it let through.
+type Limiter interface {
+	Reserve(now time.Time) (Reservation, error)
+}
+
+// Reservation is one request booked with a Limiter. Its methods are safe for concurrent use.
+type Reservation interface {
+	// Delay reports how long after now the request must wait before it is sent; zero means it may
+	// go now. A reservation's time can move (earlier when a reservation ahead of it is cancelled,
+	// or either way when an adaptive limiter changes its pace); Changed announces such moves.
+	Delay(now time.Time) time.Duration
+	// Changed returns a channel that is closed when the reservation's time moves, after which
+	// Changed returns a fresh channel. A reservation whose time never moves returns nil (a nil
+	// channel never fires in a select). Call Changed before Delay so no move is missed.
+	Changed() <-chan struct{}
+	// Cancel gives the reservation back at now because its request will not be sent: later
+	// reservations may move up and later Reserve calls are served earlier. Cancel is a no-op once
+	// the reservation is due (Delay(now) == 0: the request counts as sent) and on a second call.
+	Cancel(now time.Time)
+}
+
+// Learner is implemented by a Limiter that adjusts its pace from what the server answers. The
+// Transport calls Observe once for every attempt it passed to the next RoundTripper, with the
+// time the attempt returned and its outcome: resp is the response (its body not yet read) when
+// err is nil, and nil with the transport error otherwise. Observe must not read or close the body
+// and must be safe for concurrent use. Attempts that the Throttle refused are not observed.
+type Learner interface {
+	Observe(now time.Time, resp *http.Response, err error)
+}
+
+// dueReservation is a reservation that was due when it was made. It never moves and cannot be
+// given back, so limiters return it without allocating.
+type dueReservation struct{}
+
+func (dueReservation) Delay(time.Time) time.Duration { return 0 }
+func (dueReservation) Changed() <-chan struct{}      { return nil }
+func (dueReservation) Cancel(time.Time)              {}
