@@ -1,0 +1,56 @@
+package throttle
+
+import "net/http"
+
+// DefaultMaxKeys is the number of keys a Throttle keeps state for when WithMaxKeys is not given.
+const DefaultMaxKeys = 10000
+
+// Option configures a Throttle in New.
+type Option interface {
+	apply(*config)
+}
+
+type config struct {
+	keyFunc func(*http.Request) string
+	factory func(key string) (Limiter, error)
+	maxKeys int
+}
+
+type optionFunc func(*config)
+
+func (f optionFunc) apply(c *config) { f(c) }
+
+// hostKey is the default key function: the request's host (and port, if the URL has one).
+func hostKey(req *http.Request) string { return req.URL.Host }
+
+// WithKeyFunc sets how the Transport maps a request to the key it is paced and paused by, for
+// example one key per API token instead of per host. The default is the request URL's host
+// (req.URL.Host, including a port when the URL names one). f is called once per attempt, from
+// many goroutines at once, and must not modify the request. A nil f makes New fail with
+// ErrInvalidOption.
+func WithKeyFunc(f func(*http.Request) string) Option {
+	return optionFunc(func(c *config) { c.keyFunc = f })
+}
+
+// WithLimiter sets the factory that creates the Limiter of a key the first time the key is used
+// (and again after the key's partition was evicted). The default, like a nil factory, is no pace
+// at all: only pauses (Retry-After, Pause) hold requests back. A factory may return (nil, nil) to
+// leave one key unpaced. A factory error is returned, wrapped, by the wait that needed the key,
+// and the factory is asked again next time. The factory runs with the Throttle's partition lock
+// held: it must be quick and must not call back into the Throttle.
+//
+// For example, ten requests per second with bursts of five, per host:
+//
+//	throttle.WithLimiter(func(string) (throttle.Limiter, error) { return throttle.NewTokenBucket(10, 5) })
+func WithLimiter(factory func(key string) (Limiter, error)) Option {
+	return optionFunc(func(c *config) { c.factory = factory })
+}
+
+// WithMaxKeys bounds the number of keys whose state (limiter and pause) the Throttle keeps; the
+// default is DefaultMaxKeys. When a new key arrives and the bound is reached, the least recently
+// used partition with no request waiting or in flight is evicted, forgetting its limiter state and
+// any pause it had (a server that still wants quiet says so again). When every partition is busy,
+// the new key's request fails with ErrTooManyKeys. n below 1 makes New fail with ErrInvalidOption.
+func WithMaxKeys(n int) Option {
+	return optionFunc(func(c *config) { c.maxKeys = n })
+}

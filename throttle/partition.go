@@ -1,0 +1,91 @@
+package throttle
+
+import (
+	"sync"
+	"sync/atomic"
+)
+
+// partition is the state of one key: its limiter and its pause.
+type partition struct {
+	key string
+
+	// refs counts the requests waiting or in flight on this partition. It is incremented only with
+	// Throttle.mu held, shared or exclusive (so eviction, which holds it exclusively, never evicts a
+	// partition in use), and decremented without it.
+	refs atomic.Int32
+	// pauseUntil is the end of the key's pause in nanoseconds since Throttle.epoch; values not
+	// after the current time mean no pause. It only grows, under mu.
+	pauseUntil atomic.Int64
+
+	mu      sync.Mutex    // guards pauseCh and writes to pauseUntil
+	pauseCh chan struct{} // closed when the pause is extended; created lazily by waiters
+
+	// Guarded by Throttle.mu (written under the exclusive lock). lim and learner are written once,
+	// before limInit is set, and read by requests after they acquired the partition.
+	limInit      bool
+	lim          Limiter
+	learner      Learner
+	newer, older *partition // the LRU list
+}
+
+// pause extends the key's pause to until (nanoseconds since the epoch) and wakes the waiters that
+// hold limiter reservations, so they give them back and hold back too. An earlier until is ignored.
+func (p *partition) pause(until int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if until <= p.pauseUntil.Load() {
+		return
+	}
+	p.pauseUntil.Store(until)
+	if p.pauseCh != nil {
+		close(p.pauseCh)
+		p.pauseCh = nil
+	}
+}
+
+// pauseSignal returns a channel that is closed by the next extension of the pause.
+func (p *partition) pauseSignal() <-chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.pauseCh == nil {
+		p.pauseCh = make(chan struct{})
+	}
+	return p.pauseCh
+}
+
+// lru is a doubly linked list of partitions, most recently used first.
+type lru struct {
+	newest, oldest *partition
+}
+
+func (l *lru) pushFront(p *partition) {
+	p.older, p.newer = l.newest, nil
+	if l.newest != nil {
+		l.newest.newer = p
+	} else {
+		l.oldest = p
+	}
+	l.newest = p
+}
+
+func (l *lru) remove(p *partition) {
+	if p.newer != nil {
+		p.newer.older = p.older
+	} else {
+		l.newest = p.older
+	}
+	if p.older != nil {
+		p.older.newer = p.newer
+	} else {
+		l.oldest = p.newer
+	}
+	p.newer, p.older = nil, nil
+}
+
+func (l *lru) touch(p *partition) {
+	if l.newest == p {
+		return
+	}
+	l.remove(p)
+	l.pushFront(p)
+}

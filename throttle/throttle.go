@@ -1,0 +1,253 @@
+package throttle
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// Throttle holds back requests per key: one Limiter per key (from the WithLimiter factory, none by
+// default) and a pause per key (Pause, or a Retry-After seen by the Transport). A wait for a key
+// first sits out the key's pause, then takes a reservation from the key's limiter; when the key is
+// paused while waiting on the limiter, the reservation is given back and the wait starts over
+// after the pause, so a pause never ends in a burst of requests that had queued behind it.
+//
+// Keys are held in a bounded set of partitions (WithMaxKeys), evicting the least recently used idle
+// ones. A Throttle is safe for concurrent use, starts no goroutines and needs no Close. Create it
+// with New; the zero value is not usable.
+type Throttle struct {
+	keyFunc func(*http.Request) string
+	factory func(key string) (Limiter, error)
+	maxKeys int
+	epoch   time.Time // origin of the pause clock
+
+	mu    sync.RWMutex // guards parts and lru
+	parts map[string]*partition
+	lru   lru
+}
+
+// New returns a Throttle configured by opts. With no options it paces nothing and only pauses keys
+// (hosts) that are told to wait. It returns an error matching ErrInvalidOption for an unusable
+// option.
+func New(opts ...Option) (*Throttle, error) {
+	c := config{keyFunc: hostKey, maxKeys: DefaultMaxKeys}
+	for _, o := range opts {
+		if o != nil {
+			o.apply(&c)
+		}
+	}
+	if c.keyFunc == nil {
+		return nil, fmt.Errorf("%w: nil key function", ErrInvalidOption)
+	}
+	if c.maxKeys < 1 {
+		return nil, fmt.Errorf("%w: maximum number of keys must be at least 1, got %d", ErrInvalidOption, c.maxKeys)
+	}
+	return &Throttle{
+		keyFunc: c.keyFunc,
+		factory: c.factory,
+		maxKeys: c.maxKeys,
+		epoch:   time.Now(),
+		parts:   make(map[string]*partition),
+	}, nil
+}
+
+// Wait blocks until a request for key may be sent: after the key's pause, if any, and after the
+// key's limiter, if any, lets it go. It checks ctx first; it returns *WouldExceedDeadlineError at
+// once, without waiting, when the pause or the limiter's predicted wait ends after ctx's deadline;
+// it returns ctx.Err() as soon as ctx ends while waiting; every reservation it gives up is given
+// back. It also returns the limiter's refusal (such as *BacklogFullError), a wrapped factory
+// error, or ErrTooManyKeys. Each Wait books one request; the Transport calls it for every attempt.
+func (t *Throttle) Wait(ctx context.Context, key string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	p, err := t.acquire(key)
+	if err != nil {
+		return err
+	}
+	defer p.refs.Add(-1)
+	return t.wait(ctx, p)
+}
+
+// Pause holds back every request for key until the instant until: requests that are waiting give
+// their limiter reservations back and wait, and new ones wait too. A later until extends the
+// pause; an earlier one never shortens it; a time in the past does nothing. Pause creates the
+// key's partition when needed; if the Throttle is full of busy keys (see WithMaxKeys) the pause is
+// dropped.
+func (t *Throttle) Pause(key string, until time.Time) {
+	u := t.since(until)
+	if u <= t.since(time.Now()) {
+		return
+	}
+	t.mu.Lock()
+	p := t.lookup(key)
+	t.mu.Unlock()
+	if p != nil {
+		p.pause(u)
+	}
+}
+
+// PausedUntil reports when the pause of key ends, or the zero time when key is not paused now.
+// It does not count as a use of the key.
+func (t *Throttle) PausedUntil(key string) time.Time {
+	t.mu.RLock()
+	p := t.parts[key]
+	t.mu.RUnlock()
+	if p == nil {
+		return time.Time{}
+	}
+	now := time.Now()
+	if u := p.pauseUntil.Load(); u > t.since(now) {
+		return t.epoch.Add(time.Duration(u))
+	}
+	return time.Time{}
+}
+
+// Len reports the number of keys the Throttle currently holds state for (at most WithMaxKeys).
+func (t *Throttle) Len() int {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return len(t.parts)
+}
+
+// since converts tm to nanoseconds since the epoch (saturating, monotonic when both have it).
+func (t *Throttle) since(tm time.Time) int64 { return int64(tm.Sub(t.epoch)) }
+
+// lookup returns the partition of key, creating it (and evicting an idle one to make room) when
+// needed, and marks it most recently used. It returns nil when the set is full of busy
+// partitions. t.mu is held.
+func (t *Throttle) lookup(key string) *partition {
+	if p := t.parts[key]; p != nil {
+		t.lru.touch(p)
+		return p
+	}
+	if len(t.parts) >= t.maxKeys && !t.evictOne() {
+		return nil
+	}
+	p := &partition{key: key}
+	t.parts[key] = p
+	t.lru.pushFront(p)
+	return p
+}
+
+// evictOne removes the least recently used partition that no request is using; t.mu is held.
+func (t *Throttle) evictOne() bool {
+	for p := t.lru.oldest; p != nil; p = p.newer {
+		if p.refs.Load() == 0 {
+			t.lru.remove(p)
+			delete(t.parts, p.key)
+			return true
+		}
+	}
+	return false
+}
+
+// acquire returns the partition of key with its limiter created and its reference count raised;
+// the caller lowers it (p.refs.Add(-1)) when its request is done.
+func (t *Throttle) acquire(key string) (*partition, error) {
+	// Fast path, shared lock: the key is already the most recently used one (a hot key).
+	t.mu.RLock()
+	if p := t.parts[key]; p != nil && p.limInit && t.lru.newest == p {
+		p.refs.Add(1)
+		t.mu.RUnlock()
+		return p, nil
+	}
+	t.mu.RUnlock()
+
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	p := t.lookup(key)
+	if p == nil {
+		return nil, ErrTooManyKeys
+	}
+	if !p.limInit {
+		if t.factory != nil {
+			lim, err := t.factory(key)
+			if err != nil {
+				return nil, fmt.Errorf("throttle: creating the limiter for key %q: %w", key, err)
+			}
+			p.lim = lim
+			p.learner, _ = lim.(Learner)
+		}
+		p.limInit = true
+	}
+	p.refs.Add(1)
+	return p, nil
+}
+
+// wait waits for permission to send one request on p (which the caller holds); see Wait.
+func (t *Throttle) wait(ctx context.Context, p *partition) error {
+	for {
+		if p.pauseUntil.Load() > 0 { // ever paused; the common case skips the call
+			if err := t.sitOutPause(ctx, p); err != nil {
+				return err
+			}
+		}
+		if p.lim == nil {
+			return nil
+		}
+		now := time.Now()
+		r, err := p.lim.Reserve(now)
+		if err != nil {
+			return err
+		}
+		if r.Delay(now) > 0 {
+			pause := p.pauseSignal()
+			// A pause that came after the pause check but before the signal was taken is not
+			// announced on it: look.
+			if p.pauseUntil.Load() > t.since(now) {
+				r.Cancel(now)
+				continue
+			}
+			paused, err := await(ctx, r, pause)
+			if err != nil {
+				return err
+			}
+			if paused {
+				continue // the reservation was given back; wait out the pause and book again
+			}
+			now = time.Now()
+		}
+		if p.pauseUntil.Load() <= t.since(now) {
+			return nil
+		}
+		// Paused just as the reservation came due: it is spent; wait out the pause and book again.
+	}
+}
+
+// sitOutPause waits until p's pause, if any, is over.
+func (t *Throttle) sitOutPause(ctx context.Context, p *partition) error {
+	var timer *time.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	for {
+		until := p.pauseUntil.Load()
+		if until <= 0 {
+			return nil // never paused: the common case costs no clock reading
+		}
+		now := time.Now()
+		d := time.Duration(until - t.since(now))
+		if d <= 0 {
+			return nil
+		}
+		if deadline, ok := ctx.Deadline(); ok && d > deadline.Sub(now) {
+			return &WouldExceedDeadlineError{Wait: d}
+		}
+		if timer == nil {
+			timer = time.NewTimer(d)
+		} else {
+			timer.Reset(d)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-timer.C:
+			// The pause may have been extended meanwhile: look again.
+		}
+	}
+}

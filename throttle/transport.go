@@ -1,0 +1,100 @@
+package throttle
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/steadyhttp/steady/internal/ratelimitheader"
+)
+
+// NewTransport returns an http.RoundTripper that passes every request (every attempt, when a retry
+// layer sits above it) through t before handing it to next, and feeds every outcome back:
+//
+//  1. the request's key is t's key function of it (the URL's host by default);
+//  2. it waits for the key (Throttle.Wait semantics, under the request's context): its pause, then
+//     its limiter;
+//  3. it calls next.RoundTrip;
+//  4. a response carrying Retry-After (of any status; typically 429 or 503) pauses the whole key for
+//     that long (delay-seconds or an HTTP-date, measured against the response's Date header), so
+//     the requests waiting behind it hold back too;
+//  5. if the key's Limiter implements Learner, it observes the outcome.
+//
+// It never modifies the request. When it refuses a request without calling next (the context
+// ended, the wait would pass the deadline, a full backlog, ErrTooManyKeys) it closes the request
+// body and returns the error with a nil response; otherwise it returns exactly what next
+// returned. A nil next means http.DefaultTransport; a nil t means a Throttle from New() with no
+// options (no pace, Retry-After pauses per host). The RoundTripper is safe for concurrent use and
+// starts no goroutines.
+func NewTransport(next http.RoundTripper, t *Throttle) http.RoundTripper {
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	if t == nil {
+		t, _ = New() // cannot fail without options
+	}
+	return &transport{next: next, t: t}
+}
+
+type transport struct {
+	next http.RoundTripper
+	t    *Throttle
+}
+
+func (tr *transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.URL == nil {
+		closeBody(req)
+		return nil, ErrNilRequestURL
+	}
+	ctx := req.Context()
+	if err := ctx.Err(); err != nil {
+		closeBody(req)
+		return nil, err
+	}
+	p, err := tr.t.acquire(tr.t.keyFunc(req))
+	if err != nil {
+		closeBody(req)
+		return nil, err
+	}
+	defer p.refs.Add(-1)
+	if err := tr.t.wait(ctx, p); err != nil {
+		closeBody(req)
+		return nil, err
+	}
+	resp, err := tr.next.RoundTrip(req)
+	tr.t.observe(p, resp, err)
+	return resp, err
+}
+
+// observe applies an attempt's outcome to its partition: Retry-After first, then the Learner.
+func (t *Throttle) observe(p *partition, resp *http.Response, err error) {
+	var now time.Time
+	if resp != nil {
+		// Look the header up directly first: most responses have none, and then no clock is read.
+		if _, ok := resp.Header[ratelimitheader.HeaderRetryAfter]; ok {
+			now = time.Now()
+			if d, ok := ratelimitheader.RetryAfter(resp.Header, now); ok && d > 0 {
+				p.pause(t.since(now.Add(d)))
+			}
+		}
+	}
+	if p.learner != nil {
+		if now.IsZero() {
+			now = time.Now()
+		}
+		p.learner.Observe(now, resp, err)
+	}
+}
+
+// CloseIdleConnections closes the idle connections of the next RoundTripper, if it can, so that
+// http.Client.CloseIdleConnections reaches through the throttle.
+func (tr *transport) CloseIdleConnections() {
+	if c, ok := tr.next.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+}
+
+func closeBody(req *http.Request) {
+	if req.Body != nil {
+		req.Body.Close()
+	}
+}
