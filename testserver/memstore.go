@@ -83,6 +83,11 @@ type memShard struct {
 // NewMemoryStore returns an empty MemoryStore tracking at most maxKeys states; maxKeys 0 means
 // [DefaultMaxKeys]. A negative maxKeys is an error matching [ErrInvalidOption].
 func NewMemoryStore(maxKeys int) (*MemoryStore, error) {
+	return newMemoryStore(maxKeys, maxMemShards)
+}
+
+// newMemoryStore is NewMemoryStore with at most maxShards shards (tests use one).
+func newMemoryStore(maxKeys, maxShards int) (*MemoryStore, error) {
 	if maxKeys < 0 {
 		return nil, &OptionError{Option: "NewMemoryStore", Value: fmt.Sprint(maxKeys), Err: fmt.Errorf("%w: max keys must not be negative", ErrInvalidOption)}
 	}
@@ -90,7 +95,7 @@ func NewMemoryStore(maxKeys int) (*MemoryStore, error) {
 		maxKeys = DefaultMaxKeys
 	}
 	n := 1
-	for n*2 <= maxKeys && n*2 <= maxMemShards {
+	for n*2 <= maxKeys && n*2 <= maxShards {
 		n *= 2
 	}
 	s := &MemoryStore{

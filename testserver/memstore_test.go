@@ -1,0 +1,207 @@
+package testserver
+
+import (
+	"context"
+	"runtime"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/steadyhttp/steady/testserver/algorithm"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func mustAlg(t testing.TB, name string, limit int64, window time.Duration) algorithm.Algorithm {
+	t.Helper()
+	a, err := algorithm.New(name, algorithm.Config{Limit: limit, Window: window})
+	require.NoError(t, err)
+	return a
+}
+
+func check(a algorithm.Algorithm, scope, key string) StoreCheck {
+	return StoreCheck{Rule: scope, Scope: scope, Key: key, N: 1, Algorithm: a}
+}
+
+func TestMemoryStoreAllOrNothing(t *testing.T) {
+	ctx := context.Background()
+	now := time.Unix(1_700_000_000, 0)
+	loose := mustAlg(t, "token-bucket", 10, time.Hour)
+	tight := mustAlg(t, "token-bucket", 1, time.Hour)
+	s, err := NewMemoryStore(0)
+	require.NoError(t, err)
+	defer s.Close()
+
+	both := []StoreCheck{check(loose, "loose", "k"), check(tight, "tight", "k")}
+	d, err := s.Apply(ctx, now, both)
+	require.NoError(t, err)
+	assert.True(t, d[0].Committed && d[1].Committed)
+
+	// tight now denies: loose must not be charged.
+	for range 5 {
+		d, err = s.Apply(ctx, now, both)
+		require.NoError(t, err)
+		assert.True(t, d[0].Decision.Allowed)
+		assert.False(t, d[1].Decision.Allowed)
+		assert.False(t, d[0].Committed || d[1].Committed)
+	}
+	d, err = s.Apply(ctx, now, []StoreCheck{check(loose, "loose", "k")})
+	require.NoError(t, err)
+	assert.Equal(t, int64(8), d[0].Decision.Remaining, "loose was charged only by the admitted request")
+
+	// An advisory denial blocks nothing and is not committed.
+	adv := check(tight, "tight", "k")
+	adv.Advisory = true
+	d, err = s.Apply(ctx, now, []StoreCheck{check(loose, "loose", "k"), adv})
+	require.NoError(t, err)
+	assert.True(t, d[0].Committed)
+	assert.False(t, d[1].Committed)
+	assert.False(t, d[1].Decision.Allowed)
+}
+
+func TestMemoryStoreErrors(t *testing.T) {
+	s, err := NewMemoryStore(10)
+	require.NoError(t, err)
+	a := mustAlg(t, "fixed-window", 1, time.Second)
+	_, err = s.Apply(context.Background(), time.Now(), []StoreCheck{{Scope: "s", Key: "k", N: 0, Algorithm: a}})
+	assert.ErrorIs(t, err, ErrInvalidCheck)
+	_, err = s.Apply(context.Background(), time.Now(), []StoreCheck{{Scope: "s", Key: "k", N: 1}})
+	assert.ErrorIs(t, err, ErrInvalidCheck)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = s.Apply(ctx, time.Now(), []StoreCheck{check(a, "s", "k")})
+	assert.ErrorIs(t, err, context.Canceled)
+	require.NoError(t, s.Close())
+	require.NoError(t, s.Close())
+	_, err = s.Apply(context.Background(), time.Now(), []StoreCheck{check(a, "s", "k")})
+	assert.ErrorIs(t, err, ErrClosed)
+	_, err = NewMemoryStore(-1)
+	assert.ErrorIs(t, err, ErrInvalidOption)
+}
+
+func TestMemoryStoreEvictionPrefersIdle(t *testing.T) {
+	ctx := context.Background()
+	t0 := time.Unix(1_700_000_000, 0)
+	a := mustAlg(t, "token-bucket", 1, time.Minute)
+	s, err := newMemoryStore(3, 1)
+	require.NoError(t, err)
+	defer s.Close()
+	apply := func(now time.Time, key string) StoreDecision {
+		t.Helper()
+		d, err := s.Apply(ctx, now, []StoreCheck{check(a, "r", key)})
+		require.NoError(t, err)
+		return d[0]
+	}
+	apply(t0, "throttled-old")             // least recently used, busy until t0+1m
+	apply(t0.Add(-2*time.Minute), "idle") // used long ago: idle at t0
+	apply(t0, "throttled-new")
+	require.Equal(t, 3, s.Stats().Keys)
+
+	assert.True(t, apply(t0, "newcomer").Decision.Allowed)
+	st := s.Stats()
+	assert.Equal(t, 3, st.Keys)
+	assert.Equal(t, int64(1), st.Evictions)
+	assert.Equal(t, int64(0), st.EvictedActive, "the idle key went first")
+	assert.False(t, apply(t0, "throttled-old").Decision.Allowed, "a throttled key keeps its state")
+
+	// Now every key is busy: the least recently used one goes, and that is counted.
+	apply(t0, "another")
+	st = s.Stats()
+	assert.Equal(t, int64(2), st.Evictions)
+	assert.Equal(t, int64(1), st.EvictedActive)
+	assert.Equal(t, map[string]int64{"r": 2}, st.RuleEvictions)
+	assert.LessOrEqual(t, st.Keys, 3)
+}
+
+func TestMemoryStoreCapWithPinnedKeys(t *testing.T) {
+	// One shard of one key, and a request that needs three keys in it: the request is decided on
+	// all three, and the store trims back to its cap before Apply returns.
+	s, err := newMemoryStore(1, 1)
+	require.NoError(t, err)
+	defer s.Close()
+	a := mustAlg(t, "fixed-window", 5, time.Minute)
+	d, err := s.Apply(context.Background(), time.Unix(1e9, 0), []StoreCheck{check(a, "x", "1"), check(a, "y", "1"), check(a, "z", "1")})
+	require.NoError(t, err)
+	for _, x := range d {
+		assert.True(t, x.Committed)
+	}
+	assert.Equal(t, 1, s.Stats().Keys)
+}
+
+func TestMemoryStoreOneKeyManyGoroutines(t *testing.T) {
+	for _, name := range algorithm.Names() {
+		t.Run(name, func(t *testing.T) {
+			s, err := NewMemoryStore(0)
+			require.NoError(t, err)
+			defer s.Close()
+			a := mustAlg(t, name, 100, time.Hour)
+			now := time.Unix(1_700_000_000, 0)
+			var admitted atomic.Int64
+			var wg sync.WaitGroup
+			for range 64 {
+				wg.Go(func() {
+					for range 10 {
+						d, err := s.Apply(context.Background(), now, []StoreCheck{check(a, "r", "k")})
+						if err == nil && d[0].Committed {
+							admitted.Add(1)
+						}
+					}
+				})
+			}
+			wg.Wait()
+			assert.Equal(t, int64(100), admitted.Load())
+		})
+	}
+}
+
+func heapInUse() uint64 {
+	runtime.GC()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
+}
+
+// TestKeyFlood sends 1,000,000 requests from distinct client addresses through a limiter with the
+// default cap (100,000 keys): the store never exceeds the cap, memory stops growing once the cap
+// is reached, and the bytes per key are reported.
+func TestKeyFlood(t *testing.T) {
+	const total = 1_000_000
+	now := time.Unix(1_700_000_000, 0)
+	l := mustLimiter([]Rule{{Name: "per-ip", Key: KeyIP, Algorithm: "token-bucket", Limit: 10, Window: time.Minute}},
+		WithClock(func() time.Time { return now }), WithStatsKeys(0))
+	defer l.Close()
+	r := req("GET", "/", "")
+	addr := func(i int) string {
+		return "10." + strconv.Itoa(i>>16&255) + "." + strconv.Itoa(i>>8&255) + "." + strconv.Itoa(i&255) + ":1"
+	}
+	before := heapInUse()
+	var atCap uint64
+	for i := range total {
+		r.RemoteAddr = addr(i)
+		res, err := l.Decide(r)
+		if err != nil || !res.Allowed {
+			t.Fatalf("request %d: allowed=%v err=%v", i, res.Allowed, err)
+		}
+		if i+1 == DefaultMaxKeys {
+			atCap = heapInUse()
+			st := l.Stats().Store
+			t.Logf("memory store: %d keys in %d bytes: %.0f bytes per key", st.Keys, atCap-before, float64(atCap-before)/float64(st.Keys))
+		}
+		if i%100_000 == 99_999 {
+			if keys := l.Stats().Store.Keys; keys > DefaultMaxKeys {
+				t.Fatalf("after %d keys the store holds %d > cap %d", i+1, keys, DefaultMaxKeys)
+			}
+		}
+	}
+	after := heapInUse()
+	st := l.Stats()
+	t.Logf("after %d distinct keys: %d tracked, %d evictions (%d active), heap %d -> %d bytes",
+		total, st.Store.Keys, st.Store.Evictions, st.Store.EvictedActive, atCap-before, after-before)
+	assert.LessOrEqual(t, st.Store.Keys, DefaultMaxKeys)
+	assert.Equal(t, int64(total-st.Store.Keys), st.Store.Evictions)
+	assert.Equal(t, st.Store.Evictions, st.Rules["per-ip"].Evictions)
+	assert.Less(t, after, before+atCap-before+(atCap-before)/2, "memory keeps growing past the cap")
+}
