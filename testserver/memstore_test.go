@@ -94,7 +94,7 @@ func TestMemoryStoreEvictionPrefersIdle(t *testing.T) {
 		require.NoError(t, err)
 		return d[0]
 	}
-	apply(t0, "throttled-old")             // least recently used, busy until t0+1m
+	apply(t0, "throttled-old")            // least recently used, busy until t0+1m
 	apply(t0.Add(-2*time.Minute), "idle") // used long ago: idle at t0
 	apply(t0, "throttled-new")
 	require.Equal(t, 3, s.Stats().Keys)
