@@ -2,23 +2,29 @@ package algorithm
 
 import "time"
 
-// slidingLog is the sliding window log of NewSlidingLog. Its State keeps the admission times (Unix
-// nanoseconds, oldest first) in the ring s.Log, starting at s.Head, with s.B entries in use.
+// slidingLog is the sliding window log of NewSlidingLog.
+//
+// Its State is a ring of entries in s.Log, two int64s each: an admission time (Unix nanoseconds,
+// ascending) and the running total of requests admitted up to and including that time. Requests
+// admitted at the same instant share one entry, so n requests at once cost one entry, not n. s.Head
+// is the index of the oldest entry, s.B the number of entries in use, and s.C the running total just
+// before the oldest entry; the count in any stretch of the log is a difference of running totals
+// (computed modulo 2^64, which is exact because no stretch holds 2^64 requests).
 type slidingLog struct{ params }
 
 // NewSlidingLog returns a sliding window log: at most c.Limit requests in any window of length
 // c.Window. c.Burst must be 0 or c.Limit.
 //
 // Semantics, in exact integer nanoseconds: n requests at t are admitted iff the number admitted in
-// (t-Window, t] plus n is at most Limit. The log keeps only admitted timestamps and forgets those
-// that left the window, so it never holds more than Limit entries; its ring buffer is allocated on
-// first use and grown by doubling up to Limit entries, never beyond. n > Limit is never admitted
-// (RetryAfter is Never); any other denial retries exactly when enough old entries have left the
-// window.
+// (t-Window, t] plus n is at most Limit. The log keeps only admitted timestamps (one entry per
+// instant, with the number admitted then) and forgets those that left the window, so it never holds
+// more than Limit entries; its ring buffer is allocated on first use and grown by doubling, never
+// beyond Limit entries (16 bytes each). n > Limit is never admitted (RetryAfter is Never); any other
+// denial retries exactly when enough old entries have left the window.
 //
-// Remaining is Limit minus the entries in the window after the decision; ResetAfter is the time until
-// the newest entry leaves the window. A late caller (now before the newest entry) is counted at the
-// newest entry's time.
+// Remaining is Limit minus the requests in the window after the decision; ResetAfter is the time
+// until the newest entry leaves the window. A late caller (now before the newest entry) is counted
+// at the newest entry's time.
 func NewSlidingLog(c Config) (Algorithm, error) {
 	p, err := c.validate(NameSlidingLog, false)
 	if err != nil {
@@ -41,39 +47,57 @@ func (l *slidingLog) Burst() int64 { return l.limit }
 
 // ring is a view of the log in a State, sanitised so that no State can make it index out of range.
 type ring struct {
-	log  []int64
-	head int // index of the oldest entry
-	n    int // entries in use
+	log  []int64 // entries: log[2i] time, log[2i+1] running total
+	size int     // entries that fit in log
+	head int     // index of the oldest entry
+	n    int     // entries in use
+	base uint64  // running total before the oldest entry
 }
 
 // ringOf returns the ring stored in s.
 func ringOf(s *State) ring {
-	size := len(s.Log)
+	size := len(s.Log) / 2
 	if size == 0 {
-		return ring{}
+		return ring{log: s.Log, base: uint64(s.C)}
 	}
 	head := s.Head % size
 	if head < 0 {
 		head += size
 	}
-	return ring{log: s.Log, head: head, n: int(min(max(s.B, 0), int64(size)))}
+	return ring{log: s.Log, size: size, head: head, n: int(min(max(s.B, 0), int64(size))), base: uint64(s.C)}
 }
 
-// at returns the i-th oldest entry, 0 <= i < r.n.
-func (r *ring) at(i int) int64 {
+// store writes r back into s.
+func (r *ring) store(s *State) {
+	s.Log, s.Head, s.B, s.C = r.log, r.head, int64(r.n), int64(r.base)
+}
+
+// slot returns the position in r.log of the i-th oldest entry, 0 <= i < r.n.
+func (r *ring) slot(i int) int {
 	j := r.head + i
-	if j >= len(r.log) {
-		j -= len(r.log)
+	if j >= r.size {
+		j -= r.size
 	}
-	return r.log[j]
+	return 2 * j
 }
 
-// after returns how many of the oldest entries are at or before cutoff (the entries are ascending).
-func (r *ring) after(cutoff int64) int {
-	lo, hi := 0, r.n
+// time returns the time of the i-th oldest entry.
+func (r *ring) time(i int) int64 { return r.log[r.slot(i)] }
+
+// total returns the running total before the i-th oldest entry, 0 <= i <= r.n.
+func (r *ring) total(i int) uint64 {
+	if i == 0 {
+		return r.base
+	}
+	return uint64(r.log[r.slot(i-1)+1])
+}
+
+// search returns the smallest i in [lo, r.n) with !before(i), or r.n; before must be monotone.
+func (r *ring) search(lo int, before func(int) bool) int {
+	hi := r.n
 	for lo < hi {
 		mid := int(uint(lo+hi) >> 1)
-		if r.at(mid) <= cutoff {
+		if before(mid) {
 			lo = mid + 1
 		} else {
 			hi = mid
@@ -83,24 +107,26 @@ func (r *ring) after(cutoff int64) int {
 }
 
 // view returns the ring in s, the effective time for now (the newest entry's time for a late
-// caller) and how many of its oldest entries have left the window (t-Window, t].
-func (l *slidingLog) view(s *State, now int64) (r ring, t int64, expired int) {
+// caller), how many of the oldest entries have left the window (t-Window, t], and how many
+// requests the entries still in it hold.
+func (l *slidingLog) view(s *State, now int64) (r ring, t int64, expired int, inWindow int64) {
 	r = ringOf(s)
 	t = now
 	if r.n > 0 {
-		t = max(t, r.at(r.n-1))
+		t = max(t, r.time(r.n-1))
 	}
-	return r, t, r.after(t - l.window)
+	cutoff := t - l.window // t >= 0 and window > 0: no overflow
+	expired = r.search(0, func(i int) bool { return r.time(i) <= cutoff })
+	return r, t, expired, int64(min(r.total(r.n)-r.total(expired), 1<<63-1))
 }
 
 // Decide reports whether n more requests fit in the window ending at now, without changing s.
 func (l *slidingLog) Decide(s *State, now time.Time, n int64) Decision {
 	n = atLeastOne(n)
 	t := nanos(now)
-	r, at, expired := l.view(s, t)
-	inWindow := int64(r.n - expired)
+	r, at, expired, inWindow := l.view(s, t)
 	dec := Decision{Limit: l.limit}
-	if inWindow <= l.limit-n {
+	if n <= l.limit && inWindow <= l.limit-n {
 		dec.Allowed = true
 		dec.Remaining = l.limit - inWindow - n
 		dec.ResetAfter = until(addSat(at, l.window), t)
@@ -108,62 +134,76 @@ func (l *slidingLog) Decide(s *State, now time.Time, n int64) Decision {
 	}
 	dec.Remaining = max(0, l.limit-inWindow)
 	if inWindow > 0 {
-		dec.ResetAfter = until(addSat(r.at(r.n-1), l.window), t)
+		dec.ResetAfter = until(addSat(r.time(r.n-1), l.window), t)
 	}
 	if n > l.limit {
 		dec.RetryAfter = Never
 		return dec
 	}
-	// The oldest inWindow+n-limit entries must leave; the last of them leaves at its time + Window.
-	k := int(inWindow + n - l.limit)
-	dec.RetryAfter = until(addSat(r.at(expired+k-1), l.window), t)
+	// The oldest entries holding at least inWindow+n-limit requests must leave; the last of them
+	// leaves at its time + Window.
+	need := uint64(inWindow + n - l.limit)
+	from := r.total(expired)
+	j := r.search(expired, func(i int) bool { return r.total(i+1)-from < need })
+	j = min(j, r.n-1) // only a corrupted State can miss
+	dec.RetryAfter = until(addSat(r.time(j), l.window), t)
 	return dec
 }
 
 // Commit logs n requests admitted at now into s, forgetting entries that left the window.
 func (l *slidingLog) Commit(s *State, now time.Time, n int64) {
-	r, at, expired := l.view(s, nanos(now))
-	r.head += expired
-	if r.head >= len(r.log) {
-		r.head -= len(r.log)
+	r, at, expired, _ := l.view(s, nanos(now))
+	r.drop(expired)
+	total := r.total(r.n) + uint64(atLeastOne(n))
+	if r.n > 0 && r.time(r.n-1) == at {
+		r.log[r.slot(r.n-1)+1] = int64(total) // same instant: one entry
+		r.store(s)
+		return
 	}
-	r.n -= expired
-	// The log holds at most max(Limit, its current size) entries: with Commit after an allowing
-	// Decide the oldest never has to go, otherwise (misuse) the oldest are forgotten first.
-	capacity := int(min(max(l.limit, int64(len(r.log))), int64(maxInt)))
-	add := int(min(atLeastOne(n), int64(capacity)))
-	if drop := r.n + add - capacity; drop > 0 {
-		r.head = (r.head + drop) % len(r.log)
-		r.n -= drop
-	}
-	if r.n+add > len(r.log) {
-		r.grow(min(capacity, max(r.n+add, 2*len(r.log), 4)))
-	}
-	for range add {
-		j := r.head + r.n
-		if j >= len(r.log) {
-			j -= len(r.log)
+	if r.n == r.size {
+		// At most max(Limit, current size) entries: with Commit after an allowing Decide the log
+		// never needs more, and otherwise (misuse) the oldest entry is forgotten first.
+		capacity := int(min(max(l.limit, int64(r.size)), int64(maxEntries)))
+		if r.size < capacity {
+			r.grow(min(capacity, max(2*r.size, 4)))
+		} else {
+			r.drop(1)
 		}
-		r.log[j] = at
-		r.n++
 	}
-	s.Log, s.Head, s.B = r.log, r.head, int64(r.n)
+	i := r.slot(r.n)
+	r.log[i], r.log[i+1] = at, int64(total)
+	r.n++
+	r.store(s)
 }
 
-// maxInt is the largest int.
-const maxInt = int(^uint(0) >> 1)
+// maxEntries bounds the ring so that its byte size fits in an int.
+const maxEntries = int(^uint(0)>>1) / 16
+
+// drop forgets the k oldest entries.
+func (r *ring) drop(k int) {
+	if k <= 0 {
+		return
+	}
+	r.base = r.total(k)
+	r.head += k
+	if r.head >= r.size {
+		r.head -= r.size
+	}
+	r.n -= k
+}
 
 // grow moves the ring into a new buffer of size entries, oldest first.
 func (r *ring) grow(size int) {
-	log := make([]int64, size)
+	log := make([]int64, 2*size)
 	for i := range r.n {
-		log[i] = r.at(i)
+		j := r.slot(i)
+		log[2*i], log[2*i+1] = r.log[j], r.log[j+1]
 	}
-	r.log, r.head = log, 0
+	r.log, r.size, r.head = log, size, 0
 }
 
-// Idle reports whether no entry of s is in the window ending at now (or later).
+// Idle reports whether no request of s is in the window ending at now (or later).
 func (l *slidingLog) Idle(s *State, now time.Time) bool {
-	r, _, expired := l.view(s, nanos(now))
-	return r.n == expired
+	_, _, _, inWindow := l.view(s, nanos(now))
+	return inWindow == 0
 }
