@@ -42,6 +42,7 @@ type BacklogFullError struct {
 	Wait time.Duration
 }
 
+// Error describes the refusal.
 func (e *BacklogFullError) Error() string {
 	return fmt.Sprintf("throttle: backlog full: %d requests already waiting (this one would wait %v)", e.Backlog, e.Wait)
 }
@@ -57,6 +58,7 @@ type WouldExceedDeadlineError struct {
 	Wait time.Duration
 }
 
+// Error describes the refusal.
 func (e *WouldExceedDeadlineError) Error() string {
 	return fmt.Sprintf("throttle: waiting %v would exceed the context deadline", e.Wait)
 }

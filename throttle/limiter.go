@@ -49,6 +49,7 @@ type Reservation interface {
 	// Cancel gives the reservation back at now because its request will not be sent: later
 	// reservations may move up and later Reserve calls are served earlier. Cancel is a no-op once
 	// the reservation is due (Delay(now) == 0: the request counts as sent) and on a second call.
+	// After Cancel the reservation must not be waited on.
 	Cancel(now time.Time)
 }
 
@@ -56,7 +57,8 @@ type Reservation interface {
 // Transport calls Observe once for every attempt it passed to the next RoundTripper, with the
 // time the attempt returned and its outcome: resp is the response (its body not yet read) when
 // err is nil, and nil with the transport error otherwise. Observe must not read or close the body
-// and must be safe for concurrent use. Attempts that the Throttle refused are not observed.
+// and must be safe for concurrent use. Attempts that the Throttle refused are not observed. By the
+// time Observe runs, a Retry-After on the response has already paused the key (Retry-After wins).
 type Learner interface {
 	Observe(now time.Time, resp *http.Response, err error)
 }

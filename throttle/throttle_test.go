@@ -110,28 +110,43 @@ func TestPauseExtendsNeverShortens(t *testing.T) {
 // TestPauseWhileWaitingOnLimiter checks that waiters holding limiter reservations give them back
 // when the key is paused, and resume after the pause at the limiter's pace, not in a burst.
 func TestPauseWhileWaitingOnLimiter(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		th := newThrottle(t, leaky(10, 10))
-		start := time.Now()
-		require.NoError(t, th.Wait(context.Background(), "a")) // due at once
-		var mu sync.Mutex
-		var at []time.Duration
-		var wg sync.WaitGroup
-		for range 3 {
-			wg.Go(func() {
-				assert.NoError(t, th.Wait(context.Background(), "a"))
-				mu.Lock()
-				at = append(at, time.Since(start))
-				mu.Unlock()
+	ms := time.Millisecond
+	tests := []struct {
+		name  string
+		until time.Duration // the pause, set at 50ms, ends at until
+		want  []time.Duration
+	}{
+		{"long pause", time.Second, []time.Duration{time.Second, 1100 * ms, 1200 * ms}},
+		// The slots at 100, 200 and 300ms are given back at 50ms; had they been kept, the first
+		// waiter would lose its slot to the pause and go last, at 400ms.
+		{"short pause", 150 * ms, []time.Duration{150 * ms, 250 * ms, 350 * ms}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				th := newThrottle(t, leaky(10, 10))
+				start := time.Now()
+				require.NoError(t, th.Wait(context.Background(), "a")) // due at once
+				var mu sync.Mutex
+				var at []time.Duration
+				var wg sync.WaitGroup
+				for range 3 {
+					wg.Go(func() {
+						assert.NoError(t, th.Wait(context.Background(), "a"))
+						mu.Lock()
+						at = append(at, time.Since(start))
+						mu.Unlock()
+					})
+					synctest.Wait()
+				}
+				time.Sleep(50 * ms) // waiters hold 100, 200 and 300ms
+				th.Pause("a", start.Add(tt.until))
+				wg.Wait()
+				sort.Slice(at, func(i, j int) bool { return at[i] < at[j] })
+				assert.Equal(t, tt.want, at)
 			})
-			synctest.Wait()
-		}
-		time.Sleep(50 * time.Millisecond) // waiters hold 100, 200 and 300ms
-		th.Pause("a", start.Add(time.Second))
-		wg.Wait()
-		sort.Slice(at, func(i, j int) bool { return at[i] < at[j] })
-		assert.Equal(t, []time.Duration{time.Second, 1100 * time.Millisecond, 1200 * time.Millisecond}, at)
-	})
+		})
+	}
 }
 
 func TestPauseDeadlineAndCancel(t *testing.T) {
