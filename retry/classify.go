@@ -21,13 +21,15 @@ import (
 // outcome is never retried.
 type Classifier func(resp *http.Response, err error) bool
 
-// DefaultStatuses are the statuses retried by default: 429 Too Many Requests, 502 Bad Gateway,
-// 503 Service Unavailable and 504 Gateway Timeout.
-var DefaultStatuses = []int{
-	http.StatusTooManyRequests,
-	http.StatusBadGateway,
-	http.StatusServiceUnavailable,
-	http.StatusGatewayTimeout,
+// DefaultStatuses returns the statuses retried by default: 429 Too Many Requests, 502 Bad Gateway,
+// 503 Service Unavailable and 504 Gateway Timeout. Each call returns a new slice.
+func DefaultStatuses() []int {
+	return []int{
+		http.StatusTooManyRequests,
+		http.StatusBadGateway,
+		http.StatusServiceUnavailable,
+		http.StatusGatewayTimeout,
+	}
 }
 
 // DefaultClassifier is the default Classifier: a response with one of DefaultStatuses, or a
@@ -39,7 +41,7 @@ func DefaultClassifier(resp *http.Response, err error) bool {
 	return resp != nil && defaultStatusSet.has(resp.StatusCode)
 }
 
-var defaultStatusSet = newStatusSet(DefaultStatuses)
+var defaultStatusSet = newStatusSet(DefaultStatuses())
 
 // statusSet is a set of HTTP status codes 100..599 as a bitmap: membership costs no allocation.
 type statusSet [10]uint64

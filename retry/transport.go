@@ -56,11 +56,24 @@ func NewTransport(next http.RoundTripper, opts ...Option) (*Transport, error) {
 // Budget returns the Transport's retry budget, nil when disabled with WithBudget(nil).
 func (t *Transport) Budget() *Budget { return t.cfg.budget }
 
+// CloseIdleConnections closes the idle connections of the next RoundTripper, when it has such a
+// method (as *http.Transport does), so that http.Client.CloseIdleConnections reaches through.
+func (t *Transport) CloseIdleConnections() {
+	if c, ok := t.next.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+}
+
 // RoundTrip sends req, retrying failed attempts as the package documentation describes. It returns
 // a response with a nil error whenever it has one (also the last failed one when it gives up), and
 // otherwise an error: *Error once retrying was considered, or the next RoundTripper's error as it
 // is when the single attempt failed in a way that is not retried. It closes req's body on every
 // path and never modifies req.
+//
+// A failed response is drained and closed before the wait for the next attempt, so its connection
+// serves other requests meanwhile. If the request's context ends during that wait, RoundTrip
+// returns at once with an *Error wrapping the context's error and no response: a response whose
+// request context has ended could not be read anyway.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
 	if err := ctx.Err(); err != nil {

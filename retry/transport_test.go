@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -417,4 +419,53 @@ func TestNewTransportRejectsBadOptions(t *testing.T) {
 	tr, err := retry.NewTransport(nil)
 	require.NoError(t, err)
 	assert.NotNil(t, tr.Budget(), "a budget by default")
+}
+
+func TestBackoffPastTheDeadlineIsNotWaited(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		base := &stubRT{err: io.EOF}
+		tr, err := retry.NewTransport(base, retry.WithBaseDelay(time.Hour), retry.WithMaxDelay(time.Hour))
+		require.NoError(t, err)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Nanosecond)
+		defer cancel()
+		start := time.Now()
+		resp, err := tr.RoundTrip(must(http.NewRequestWithContext(ctx, "GET", "http://api.test/", nil)))
+		assert.Nil(t, resp)
+		assert.Zero(t, time.Since(start))
+		assert.ErrorIs(t, err, retry.ErrWouldExceedDeadline)
+		assert.ErrorIs(t, err, context.DeadlineExceeded)
+		assert.ErrorIs(t, err, io.EOF)
+		assert.Equal(t, 1, base.calls)
+	})
+}
+
+func TestGetBodyFailureEndsTheRequest(t *testing.T) {
+	base := &stubRT{status: 503}
+	tr := newTransport(t, base)
+	req := must(http.NewRequest("PUT", "http://api.test/", strings.NewReader("x")))
+	broken := errors.New("body source gone")
+	req.GetBody = func() (io.ReadCloser, error) { return nil, broken }
+	resp, err := tr.RoundTrip(req)
+	assert.Nil(t, resp)
+	assert.ErrorIs(t, err, broken)
+	var rerr *retry.Error
+	require.ErrorAs(t, err, &rerr)
+	assert.Len(t, rerr.Attempts, 1)
+	assert.Equal(t, 1, base.calls)
+}
+
+// idleCloser records CloseIdleConnections.
+type idleCloser struct {
+	stubRT
+	closed bool
+}
+
+func (c *idleCloser) CloseIdleConnections() { c.closed = true }
+
+func TestCloseIdleConnectionsReachesThrough(t *testing.T) {
+	base := &idleCloser{}
+	tr := newTransport(t, base)
+	(&http.Client{Transport: tr}).CloseIdleConnections()
+	assert.True(t, base.closed)
+	newTransport(t, &stubRT{}).CloseIdleConnections() // no such method below: nothing to do
 }
