@@ -1,6 +1,9 @@
 package throttle
 
-import "net/http"
+import (
+	"net/http"
+	"time"
+)
 
 // DefaultMaxKeys is the number of keys a Throttle keeps state for when WithMaxKeys is not given.
 const DefaultMaxKeys = 10000
@@ -14,6 +17,7 @@ type config struct {
 	keyFunc func(*http.Request) string
 	factory func(key string) (Limiter, error)
 	maxKeys int
+	onWait  func(req *http.Request, key string, waited time.Duration)
 }
 
 type optionFunc func(*config)
@@ -53,4 +57,13 @@ func WithLimiter(factory func(key string) (Limiter, error)) Option {
 // the new key's request fails with ErrTooManyKeys. n below 1 makes New fail with ErrInvalidOption.
 func WithMaxKeys(n int) Option {
 	return optionFunc(func(c *config) { c.maxKeys = n })
+}
+
+// WithWaitObserver sets a function the Transport calls after each attempt that the Throttle held
+// back (waited > 0: a pause or the key's limiter made it wait) and then let through, with the
+// attempt's request, its key and how long it waited. It is meant for metrics and logs: it runs on
+// the request's goroutine, so it must be quick and safe for concurrent use, and must not modify
+// req. The default, like nil, observes nothing and reads no extra clock.
+func WithWaitObserver(f func(req *http.Request, key string, waited time.Duration)) Option {
+	return optionFunc(func(c *config) { c.onWait = f })
 }

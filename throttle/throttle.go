@@ -21,6 +21,7 @@ type Throttle struct {
 	keyFunc func(*http.Request) string
 	factory func(key string) (Limiter, error)
 	maxKeys int
+	onWait  func(req *http.Request, key string, waited time.Duration)
 	epoch   time.Time // origin of the pause clock
 
 	mu    sync.RWMutex // guards parts and lru
@@ -48,6 +49,7 @@ func New(opts ...Option) (*Throttle, error) {
 		keyFunc: c.keyFunc,
 		factory: c.factory,
 		maxKeys: c.maxKeys,
+		onWait:  c.onWait,
 		epoch:   time.Now(),
 		parts:   make(map[string]*partition),
 	}, nil
@@ -179,21 +181,32 @@ func (t *Throttle) acquire(key string) (*partition, error) {
 
 // wait waits for permission to send one request on p (which the caller holds); see Wait.
 func (t *Throttle) wait(ctx context.Context, p *partition) error {
+	_, err := t.waitBlocked(ctx, p)
+	return err
+}
+
+// waitBlocked is wait that also reports whether it held the request back (a pause or a limiter
+// delay), for the wait observer.
+func (t *Throttle) waitBlocked(ctx context.Context, p *partition) (blocked bool, err error) {
 	for {
-		if p.pauseUntil.Load() > 0 { // ever paused; the common case skips the call
+		if until := p.pauseUntil.Load(); until > 0 { // ever paused; the common case skips the call
+			if until > t.since(time.Now()) {
+				blocked = true
+			}
 			if err := t.sitOutPause(ctx, p); err != nil {
-				return err
+				return blocked, err
 			}
 		}
 		if p.lim == nil {
-			return nil
+			return blocked, nil
 		}
 		now := time.Now()
 		r, err := p.lim.Reserve(now)
 		if err != nil {
-			return err
+			return blocked, err
 		}
 		if r.Delay(now) > 0 {
+			blocked = true
 			pause := p.pauseSignal()
 			// A pause that came after the pause check but before the signal was taken is not
 			// announced on it: look.
@@ -203,7 +216,7 @@ func (t *Throttle) wait(ctx context.Context, p *partition) error {
 			}
 			paused, err := await(ctx, r, pause)
 			if err != nil {
-				return err
+				return blocked, err
 			}
 			if paused {
 				continue // the reservation was given back; wait out the pause and book again
@@ -211,7 +224,7 @@ func (t *Throttle) wait(ctx context.Context, p *partition) error {
 			now = time.Now()
 		}
 		if p.pauseUntil.Load() <= t.since(now) {
-			return nil
+			return blocked, nil
 		}
 		// Paused just as the reservation came due: it is spent; wait out the pause and book again.
 	}

@@ -50,15 +50,28 @@ func (tr *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		closeBody(req)
 		return nil, err
 	}
-	p, err := tr.t.acquire(tr.t.keyFunc(req))
+	key := tr.t.keyFunc(req)
+	p, err := tr.t.acquire(key)
 	if err != nil {
 		closeBody(req)
 		return nil, err
 	}
 	defer p.refs.Add(-1)
-	if err := tr.t.wait(ctx, p); err != nil {
-		closeBody(req)
-		return nil, err
+	if tr.t.onWait == nil {
+		if err := tr.t.wait(ctx, p); err != nil {
+			closeBody(req)
+			return nil, err
+		}
+	} else {
+		start := time.Now()
+		blocked, err := tr.t.waitBlocked(ctx, p)
+		if err != nil {
+			closeBody(req)
+			return nil, err
+		}
+		if blocked {
+			tr.t.onWait(req, key, time.Since(start))
+		}
 	}
 	resp, err := tr.next.RoundTrip(req)
 	tr.t.observe(p, resp, err)
