@@ -10,7 +10,8 @@ type leakyBucket struct{ bucket }
 //
 // Semantics, in exact integer nanoseconds: every admitted request gets a slot s = max(t, s_last + I),
 // where s_last is the slot of the previously admitted request; it is admitted iff s - t <= (Burst-1)*I,
-// that is iff at most Burst-1 admitted requests are still ahead of it in the queue. A fresh key
+// that is iff the backlog ahead of it (the queued work, in requests, counting the one being served by
+// its unserved part) is at most Burst-1. A fresh key
 // therefore admits exactly Burst requests at one instant (slots t, t+I, ..., t+(Burst-1)*I), and
 // Limit per Window in the long run. n requests at once take n consecutive slots and are admitted
 // iff the last of them is within reach. n > Burst is never admitted (RetryAfter is Never).
