@@ -1,5 +1,10 @@
 package queue
 
+import (
+	"net/http"
+	"time"
+)
+
 // Defaults used by New when the corresponding option is not given.
 const (
 	// DefaultMaxInFlight is the default number of places (requests in flight at once): large enough
@@ -22,6 +27,7 @@ type config struct {
 	maxInFlight int
 	maxWaiting  int
 	starvation  int
+	onWait      func(req *http.Request, waited time.Duration)
 }
 
 func defaultConfig() config {
@@ -69,4 +75,12 @@ func WithMaxWaiting(n int) Option {
 // Default: DefaultStarvationLimit (10).
 func WithStarvationLimit(k int) Option {
 	return optionFunc(func(c *config) { c.starvation = k })
+}
+
+// WithWaitObserver sets a function the Transport calls after each request that had to wait in line
+// for its place and then got one, with the request and how long it waited. It is meant for metrics
+// and logs: it runs on the request's goroutine, so it must be quick and safe for concurrent use, and
+// must not modify req. The default, like nil, observes nothing and reads no extra clock.
+func WithWaitObserver(f func(req *http.Request, waited time.Duration)) Option {
+	return optionFunc(func(c *config) { c.onWait = f })
 }

@@ -3,8 +3,10 @@ package queue
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Queue admits requests: at most a fixed number hold a place at once, the others wait in a bounded
@@ -17,6 +19,7 @@ type Queue struct {
 	maxInFlight int // 0 = unlimited
 	maxWaiting  int
 	starvation  int
+	onWait      func(req *http.Request, waited time.Duration)
 
 	mu       sync.Mutex
 	closed   bool
@@ -44,7 +47,7 @@ func New(opts ...Option) (*Queue, error) {
 	if err := c.validate(); err != nil {
 		return nil, err
 	}
-	return &Queue{maxInFlight: c.maxInFlight, maxWaiting: c.maxWaiting, starvation: c.starvation}, nil
+	return &Queue{maxInFlight: c.maxInFlight, maxWaiting: c.maxWaiting, starvation: c.starvation, onWait: c.onWait}, nil
 }
 
 // Acquire waits for a place for one request with the priority carried by ctx (see WithPriority;
@@ -72,36 +75,42 @@ func (q *Queue) Acquire(ctx context.Context) (release func(), err error) {
 
 // acquire takes a place for one request; the caller must call release exactly once on success.
 func (q *Queue) acquire(ctx context.Context) error {
+	_, err := q.acquireWaited(ctx)
+	return err
+}
+
+// acquireWaited is acquire that also reports whether the request had to wait in line.
+func (q *Queue) acquireWaited(ctx context.Context) (waited bool, err error) {
 	if q == nil {
-		return ErrNilQueue
+		return false, ErrNilQueue
 	}
 	if ctx == nil {
-		return ErrNilContext
+		return false, ErrNilContext
 	}
 	if err := ctx.Err(); err != nil {
-		return err
+		return false, err
 	}
 	p := PriorityFromContext(ctx)
 	if !p.valid() {
-		return fmt.Errorf("%w: %v", ErrInvalidPriority, p)
+		return false, fmt.Errorf("%w: %v", ErrInvalidPriority, p)
 	}
 
 	q.mu.Lock()
 	if q.closed {
 		q.refused++
 		q.mu.Unlock()
-		return ErrClosed
+		return false, ErrClosed
 	}
 	if q.waiting == 0 && q.hasRoomLocked() {
 		q.inFlight++
 		q.admitted++
 		q.mu.Unlock()
-		return nil
+		return false, nil
 	}
 	if q.waiting >= q.maxWaiting {
 		q.refused++
 		q.mu.Unlock()
-		return ErrQueueFull
+		return false, ErrQueueFull
 	}
 	w := &waiter{ready: make(chan struct{}), class: p.class()}
 	q.lines[w.class].push(w)
@@ -112,7 +121,7 @@ func (q *Queue) acquire(ctx context.Context) error {
 	case <-w.ready:
 		// w.state was written before ready was closed, so it is safe to read here.
 		if w.state == stateClosed {
-			return ErrClosed
+			return false, ErrClosed
 		}
 		// Served, but ctx may have ended meanwhile: a cancelled request does not proceed.
 		if err := ctx.Err(); err != nil {
@@ -121,9 +130,9 @@ func (q *Queue) acquire(ctx context.Context) error {
 			q.cancelled++
 			q.releaseLocked()
 			q.mu.Unlock()
-			return err
+			return false, err
 		}
-		return nil
+		return true, nil
 	case <-ctx.Done():
 		q.mu.Lock()
 		switch w.state {
@@ -137,10 +146,10 @@ func (q *Queue) acquire(ctx context.Context) error {
 			q.releaseLocked()
 		case stateClosed:
 			q.mu.Unlock()
-			return ErrClosed
+			return false, ErrClosed
 		}
 		q.mu.Unlock()
-		return ctx.Err()
+		return false, ctx.Err()
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"io"
 	"net/http"
 	"sync/atomic"
+	"time"
 )
 
 // Transport is an http.RoundTripper that takes a place in a Queue before passing a request to the
@@ -43,9 +44,21 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req == nil {
 		return nil, ErrNilRequest
 	}
-	if err := t.q.acquire(req.Context()); err != nil {
-		closeRequestBody(req)
-		return nil, err
+	if t.q.onWait == nil {
+		if err := t.q.acquire(req.Context()); err != nil {
+			closeRequestBody(req)
+			return nil, err
+		}
+	} else {
+		start := time.Now()
+		waited, err := t.q.acquireWaited(req.Context())
+		if err != nil {
+			closeRequestBody(req)
+			return nil, err
+		}
+		if waited {
+			t.q.onWait(req, time.Since(start))
+		}
 	}
 	resp, err := t.next.RoundTrip(req)
 	if err != nil || resp == nil || resp.Body == nil || resp.Body == http.NoBody {
