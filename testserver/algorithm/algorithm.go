@@ -35,13 +35,15 @@ type Decision struct {
 const Never = time.Duration(1<<63 - 1)
 
 // State is the per-key state of any algorithm. Its zero value is the initial state (a full quota).
+// It takes 56 bytes plus, for the sliding log, 16 bytes per distinct admission instant in the window.
 // Which fields an algorithm uses is its own business; callers only store and hand back States.
 // A State is not safe for concurrent use.
 type State struct {
 	// A, B and C are integer registers (for example the time of the last update in Unix
 	// nanoseconds, a window start, a count, or the halves of a 128-bit quantity).
 	A, B, C int64
-	// Log holds timestamps for the sliding window log, a ring buffer grown lazily up to Limit entries.
+	// Log holds the sliding window log: a ring buffer of (admission time, running total) pairs,
+	// allocated on first use and grown up to Limit pairs. A plain copy of a State shares it; see Clone.
 	Log []int64
 	// Head indexes the oldest entry of Log when it is used as a ring.
 	Head int
