@@ -97,8 +97,8 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return resp, err
 	}
 	if !t.failed(resp, err) {
-		if err == nil && t.cfg.budget != nil {
-			t.cfg.budget.Succeeded(budgetKeyOf(req), time.Now())
+		if b := t.cfg.budget; err == nil && b != nil && b.n.Load() != 0 { // else all keys are full
+			b.Succeeded(budgetKeyOf(req), time.Now())
 		}
 		return resp, err
 	}
