@@ -109,11 +109,14 @@ func (l *Limiter) decide(r *http.Request, now time.Time) (Result, error) {
 		return Result{}, err
 	}
 	rules := *l.rules.Load()
+	type match struct {
+		rule  *compiledRule
+		quota *algSet
+	}
 	var (
-		matched []*compiledRule
-		quotas  []*algSet
+		buf     [4]match
+		matched = buf[:0]
 		checks  []StoreCheck
-		keys    []string
 	)
 	var load int64 // in-flight requests, sampled once when an elastic rule asks
 	loaded := false
@@ -148,10 +151,11 @@ func (l *Limiter) decide(r *http.Request, now time.Time) (Result, error) {
 				check.MaxDelay = left
 			}
 		}
-		matched = append(matched, c)
-		quotas = append(quotas, q)
+		if checks == nil {
+			checks = make([]StoreCheck, 0, len(rules))
+		}
+		matched = append(matched, match{c, q})
 		checks = append(checks, check)
-		keys = append(keys, key)
 	}
 	if len(checks) == 0 {
 		return Result{Allowed: true}, nil
@@ -161,17 +165,18 @@ func (l *Limiter) decide(r *http.Request, now time.Time) (Result, error) {
 		return Result{}, err
 	}
 	res := Result{Allowed: true, Rules: make([]RuleResult, len(checks))}
-	for i, c := range matched {
+	for i, m := range matched {
+		c := m.rule
 		d, p := decisions[i].Decision, decisions[i].Published
 		rr := RuleResult{
 			Rule:      c.rule.Name,
-			Key:       keys[i],
-			Tier:      quotas[i].tier,
+			Key:       checks[i].Key,
+			Tier:      m.quota.tier,
 			Mode:      c.rule.Mode,
 			Allowed:   d.Allowed,
 			Committed: decisions[i].Committed,
-			Limit:     quotas[i].base.Limit(),
-			Window:    quotas[i].base.Window(),
+			Limit:     m.quota.base.Limit(),
+			Window:    m.quota.base.Window(),
 			Remaining: p.Remaining,
 			Reset:     p.ResetAfter,
 		}

@@ -153,11 +153,18 @@ func (s *MemoryStore) Apply(ctx context.Context, now time.Time, checks []StoreCh
 	if len(checks) == 0 {
 		return nil, nil
 	}
-	shardIdx := make([]int, len(checks))
+	// Small requests (the common case: a few rules) keep their bookkeeping on the stack.
+	var (
+		idxBuf, orderBuf [8]int
+		entryBuf         [8]*memEntry
+		shardIdx         = idxBuf[:0]
+		order            = orderBuf[:0]
+		entries          = entryBuf[:0]
+	)
 	for i := range checks {
-		shardIdx[i] = s.shardOf(checks[i].Scope, checks[i].Key)
+		shardIdx = append(shardIdx, s.shardOf(checks[i].Scope, checks[i].Key))
 	}
-	order := slices.Clone(shardIdx)
+	order = append(order, shardIdx...)
 	slices.Sort(order)
 	order = slices.Compact(order)
 	for _, i := range order {
@@ -169,9 +176,8 @@ func (s *MemoryStore) Apply(ctx context.Context, now time.Time, checks []StoreCh
 		}
 	}()
 
-	entries := make([]*memEntry, len(checks))
 	for i := range checks {
-		entries[i] = s.entry(&s.shards[shardIdx[i]], s.scope(&checks[i]), checks[i].Key, now)
+		entries = append(entries, s.entry(&s.shards[shardIdx[i]], s.scope(&checks[i]), checks[i].Key, now))
 	}
 	out := make([]StoreDecision, len(checks))
 	ok := true

@@ -20,9 +20,11 @@ func Middleware(next http.Handler, rules []Rule, opts ...Option) (http.Handler, 
 // Middleware wraps next: every request is decided (see [Limiter.Decide]); a throttled one is
 // answered with the configured status, Retry-After, the RateLimit fields and a problem+json body,
 // and never reaches next; an admitted one gets the RateLimit fields, is held until its slot by a
-// shaping rule, and is passed to next. A request whose context ends before it is decided or while
-// it is held gets no answer (its client is gone). A request the limiter cannot decide (a Store
-// error) gets 503. The handler is safe for concurrent use.
+// shaping rule, and is passed to next. A request whose context ends before it is decided gets no
+// answer (its client is gone); one whose context ends while it is held, or that the limiter cannot
+// decide (a Store error), gets 503 and does not reach next. A held request keeps its slot: a
+// leaky-bucket queue cannot give a place back without reordering the requests behind it. The
+// handler is safe for concurrent use.
 func (l *Limiter) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		now := l.cfg.clock()
@@ -31,7 +33,7 @@ func (l *Limiter) Middleware(next http.Handler) http.Handler {
 			if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 				return
 			}
-			writeError(w, err)
+			writeUnavailable(w, "rate limiter unavailable: "+err.Error())
 			return
 		}
 		if l.cfg.hook != nil {
@@ -44,6 +46,8 @@ func (l *Limiter) Middleware(next http.Handler) http.Handler {
 		l.writeAdmittedHeaders(w.Header(), &res)
 		if res.Delay > 0 {
 			if err := sleepCtx(r.Context(), res.Delay); err != nil {
+				// The client is gone or the server is stopping: nobody to serve.
+				writeUnavailable(w, "request ended while held for its slot: "+err.Error())
 				return
 			}
 		}

@@ -121,14 +121,14 @@ func (l *Limiter) writeDenied(w http.ResponseWriter, res *Result) {
 	_, _ = w.Write(body)
 }
 
-// writeError answers a request the limiter could not decide (store failure or closed limiter)
-// with 503 and a problem+json body.
-func writeError(w http.ResponseWriter, err error) {
+// writeUnavailable answers 503 with a problem+json body: for a request the limiter could not
+// decide (store failure, closed limiter) or whose wait was cut short.
+func writeUnavailable(w http.ResponseWriter, detail string) {
 	p := Problem{
 		Type:   ProblemType,
 		Title:  http.StatusText(http.StatusServiceUnavailable),
 		Status: http.StatusServiceUnavailable,
-		Detail: "rate limiter unavailable: " + err.Error(),
+		Detail: detail,
 	}
 	body, _ := json.Marshal(p)
 	body = append(body, '\n')

@@ -36,7 +36,7 @@ type Server struct {
 	closeOnce sync.Once
 	closeErr  error
 
-	requests, admitted, throttled, errs, resets, slowed atomic.Int64
+	admitted, throttled, errs, resets, slowed atomic.Int64
 }
 
 // ServerStats are a Server's own counters, beyond the limiter's.
@@ -158,8 +158,9 @@ func (s *Server) ResetArrivals() { s.arrivals.reset() }
 // limiter. It is idempotent; it returns the first call's error.
 func (s *Server) Close() error {
 	s.closeOnce.Do(func() {
-		s.cancel()
+		// Connections first, so handlers cut short below cannot answer anyone.
 		s.closeErr = s.srv.Close()
+		s.cancel()
 		s.finish()
 	})
 	return s.closeErr
@@ -172,7 +173,6 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.closeOnce.Do(func() {
 		err := s.srv.Shutdown(ctx)
 		if err != nil {
-			s.cancel()
 			_ = s.srv.Close()
 		}
 		s.cancel()
@@ -217,7 +217,8 @@ func (s *Server) serveAdmitted(w http.ResponseWriter, r *http.Request) {
 	f := s.faults.draw()
 	if f.slow {
 		s.slowed.Add(1)
-		if sleepCtx(ctx, s.cfg.faults.Latency) != nil {
+		if err := sleepCtx(ctx, s.cfg.faults.Latency); err != nil {
+			writeUnavailable(w, "request ended during injected latency: "+err.Error())
 			return
 		}
 	}
@@ -234,7 +235,8 @@ func (s *Server) serveAdmitted(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	resp := s.cfg.response
-	if resp.Latency > 0 && sleepCtx(ctx, resp.Latency) != nil {
+	if err := sleepCtx(ctx, resp.Latency); err != nil {
+		writeUnavailable(w, "request ended during response latency: "+err.Error())
 		return
 	}
 	h := w.Header()
