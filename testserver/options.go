@@ -47,6 +47,7 @@ type config struct {
 	rules      []Rule
 	addr       string
 	response   Response
+	app        http.Handler
 	faults     Faults
 	arrivals   int
 	serverOnly []string
@@ -257,6 +258,20 @@ func WithResponse(r Response) Option {
 			return
 		}
 		c.response = r
+	})
+}
+
+// WithHandler makes the Server pass admitted requests to h (for example an
+// httputil.ReverseProxy to a real upstream) instead of answering them with the configured
+// [Response]; injected faults still come first. Default: none (the Response answers). nil is an
+// error. Server only.
+func WithHandler(h http.Handler) Option {
+	return serverOption("WithHandler", func(c *config) {
+		if h == nil {
+			c.fail("WithHandler", "nil", "handler must not be nil")
+			return
+		}
+		c.app = h
 	})
 }
 

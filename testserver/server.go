@@ -14,8 +14,8 @@ import (
 // Server is a running rate-limited HTTP server, in the manner of httptest.Server: [New] starts it
 // on a free loopback port, [Server.URL] is its base URL, and [Server.Close] stops it. Requests to
 // /-/stats get the counters as JSON ([Stats]), /-/healthz gets 200 "ok"; every other request goes
-// through the limiter and, when admitted, is answered as configured by [WithResponse], with the
-// faults of [WithFaults].
+// through the limiter and, when admitted, is answered as configured by [WithResponse] (or passed
+// to the handler of [WithHandler]), with the faults of [WithFaults].
 //
 // A Server is safe for concurrent use. Close it when done (t.Cleanup(s.Close), or use [NewT]);
 // after Close no goroutine of it is left.
@@ -211,7 +211,8 @@ func (s *Server) buildHandler() http.Handler {
 	return mux
 }
 
-// serveAdmitted answers an admitted request: faults first, then the configured response.
+// serveAdmitted answers an admitted request: faults first, then the WithHandler handler or the
+// configured response.
 func (s *Server) serveAdmitted(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	f := s.faults.draw()
@@ -232,6 +233,10 @@ func (s *Server) serveAdmitted(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.WriteHeader(f.status)
 		_, _ = w.Write([]byte(http.StatusText(f.status) + " (injected fault)\n"))
+		return
+	}
+	if s.cfg.app != nil {
+		s.cfg.app.ServeHTTP(w, r)
 		return
 	}
 	resp := s.cfg.response

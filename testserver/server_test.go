@@ -421,3 +421,64 @@ func TestNewT(t *testing.T) {
 	assert.Nil(t, NewT(&bad, WithStatus(1)))
 	assert.True(t, bad.failed)
 }
+
+func TestWithHandler(t *testing.T) {
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, "upstream saw "+r.URL.Path)
+	}))
+	defer upstream.Close()
+	proxy := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		resp, err := http.Get(upstream.URL + r.URL.Path)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		defer resp.Body.Close()
+		_, _ = io.Copy(w, resp.Body)
+	})
+	s := NewT(t, WithHandler(proxy), WithRules(Rule{Name: "api", Limit: 1, Window: time.Hour}))
+	c := newClient(t)
+	status, h, body := get(t, c, s.URL()+"/a")
+	assert.Equal(t, http.StatusOK, status)
+	assert.Equal(t, "upstream saw /a", body)
+	assert.Equal(t, `"api";q=1;w=3600`, h.Get("RateLimit-Policy"))
+	status, _, _ = get(t, c, s.URL()+"/a")
+	assert.Equal(t, http.StatusTooManyRequests, status)
+	_, err := New(WithHandler(nil))
+	assert.ErrorIs(t, err, ErrInvalidOption)
+	http.DefaultClient.CloseIdleConnections()
+}
+
+// TestElasticThroughMiddleware uses the default load measure: requests held inside the wrapped
+// handler are in flight, and the ceiling applies only while fewer than Capacity are.
+func TestElasticThroughMiddleware(t *testing.T) {
+	clock := newFakeClock()
+	l := mustLimiter([]Rule{{Name: "e", Algorithm: "fixed-window", Limit: 2, Window: time.Hour, Mode: ModeElastic, Ceiling: 5, Capacity: 2}},
+		WithClock(clock.Now))
+	defer l.Close()
+	release := make(chan struct{})
+	h := l.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/hold" {
+			<-release
+		}
+	}))
+	serve := func(path string) int {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest("GET", path, nil))
+		return rec.Code
+	}
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Go(func() { assert.Equal(t, http.StatusOK, serve("/hold")) })
+	}
+	for l.InFlight() < 2 {
+		runtime.Gosched()
+	}
+	// Two in flight = Capacity: no spare capacity, and the base limit (2) is used up.
+	assert.Equal(t, http.StatusTooManyRequests, serve("/"))
+	close(release)
+	wg.Wait()
+	// Nothing in flight: up to the ceiling (5), three more.
+	assert.Equal(t, []int{200, 200, 200, 429}, []int{serve("/"), serve("/"), serve("/"), serve("/")})
+	assert.Equal(t, Counters{Allowed: 5, Denied: 2, Elastic: 3}, l.Stats().Rules["e"])
+}
