@@ -1,0 +1,21 @@
+// Package client assembles steady's RoundTripper stack, so that an ordinary *http.Client calls a
+// rate-limited API at the pace it allows, in order, and recovers from throttling without losing or
+// duplicating work:
+//
+//	http.Client.Do
+//	  -> queue     wait for a place (FIFO, bounded), only when WithMaxInFlight is set
+//	  -> retry     loop over attempts (package retry)
+//	       -> throttle   wait for permission for this host/key, every attempt (package throttle)
+//	       -> base       http.DefaultTransport or yours
+//	       <- throttle   Retry-After pauses the whole key; a learning limiter observes the response
+//	     <- retry    done, or drain and close the body, back off (never below Retry-After), again
+//	  <- queue     release the place when the response body is closed
+//
+// With no options the stack is safe and useful: retries with package retry's defaults, honours
+// Retry-After with a per-host pause, and paces each host at no fixed rate. Options set a known pace
+// per host (WithTokenBucket, WithLeakyBucket, WithLimiter), queue limits (WithMaxInFlight,
+// WithMaxWaiting), retry knobs (WithRetry), and an Observer or slog logger for metrics and logs.
+//
+// Invalid options never panic: Validate reports them, and a Transport built from them fails every
+// request with an error matching ErrInvalidOption (closing the request body, sending nothing).
+package client

@@ -1,0 +1,7 @@
+package client
+
+import "errors"
+
+// ErrInvalidOption is matched (errors.Is) by the error of an option the stack cannot use, such as a
+// negative rate. The error's text names the option and the bad value.
+var ErrInvalidOption = errors.New("client: invalid option")

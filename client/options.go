@@ -1,0 +1,168 @@
+package client
+
+import (
+	"fmt"
+	"log/slog"
+	"math"
+	"net/http"
+
+	"github.com/steadyhttp/steady/retry"
+	"github.com/steadyhttp/steady/throttle"
+)
+
+// Option configures the stack built by New and NewTransport.
+type Option interface {
+	apply(*config)
+}
+
+type optionFunc func(*config)
+
+func (f optionFunc) apply(c *config) { f(c) }
+
+type config struct {
+	base        http.RoundTripper
+	limiter     func(key string) (throttle.Limiter, error)
+	paceSet     bool
+	keyFunc     func(*http.Request) string
+	maxKeys     int
+	maxInFlight int
+	maxWaiting  int
+	retryOpts   []retry.Option
+	observers   observers
+	errs        []error
+}
+
+func (c *config) fail(format string, args ...any) {
+	c.errs = append(c.errs, fmt.Errorf("%w: "+format, append([]any{ErrInvalidOption}, args...)...))
+}
+
+func validRate(r float64) bool { return r > 0 && !math.IsInf(r, 0) && !math.IsNaN(r) }
+
+// WithTokenBucket paces every key (host, by default) at a known rate: ratePerSec requests per second
+// on average with bursts of up to burst requests (a token bucket, package throttle). It replaces the
+// default pace. ratePerSec must be positive and finite, burst at least 1.
+func WithTokenBucket(ratePerSec float64, burst int) Option {
+	return optionFunc(func(c *config) {
+		if !validRate(ratePerSec) || burst < 1 {
+			c.fail("WithTokenBucket(%v, %d): rate must be positive and finite, burst at least 1", ratePerSec, burst)
+			return
+		}
+		c.paceSet = true
+		c.limiter = func(string) (throttle.Limiter, error) { return throttle.NewTokenBucket(ratePerSec, burst) }
+	})
+}
+
+// WithLeakyBucket paces every key at a known rate with even spacing: one request every 1/ratePerSec
+// seconds, served in FIFO order, with at most backlog requests waiting per key (a further one fails
+// with an error matching throttle.ErrBacklogFull). It replaces the default pace. ratePerSec must be
+// positive and finite, backlog at least 0.
+func WithLeakyBucket(ratePerSec float64, backlog int) Option {
+	return optionFunc(func(c *config) {
+		if !validRate(ratePerSec) || backlog < 0 {
+			c.fail("WithLeakyBucket(%v, %d): rate must be positive and finite, backlog at least 0", ratePerSec, backlog)
+			return
+		}
+		c.paceSet = true
+		c.limiter = func(string) (throttle.Limiter, error) { return throttle.NewLeakyBucket(ratePerSec, backlog) }
+	})
+}
+
+// WithLimiter paces every key with the Limiter the factory makes for it on first use (see
+// throttle.WithLimiter); a nil factory, or a factory that returns (nil, nil), leaves keys unpaced
+// (only Retry-After pauses hold them back). It replaces the default pace.
+func WithLimiter(factory func(key string) (throttle.Limiter, error)) Option {
+	return optionFunc(func(c *config) {
+		c.paceSet = true
+		c.limiter = factory
+	})
+}
+
+// WithKeyFunc sets what a request is paced and paused by: its URL's host by default, or for
+// example its API token. f is called for every attempt from many goroutines and must not modify
+// the request. A nil f is an invalid option.
+func WithKeyFunc(f func(*http.Request) string) Option {
+	return optionFunc(func(c *config) {
+		if f == nil {
+			c.fail("WithKeyFunc(nil)")
+			return
+		}
+		c.keyFunc = f
+	})
+}
+
+// WithMaxKeys bounds how many keys the throttle keeps state for (default throttle.DefaultMaxKeys);
+// see throttle.WithMaxKeys. n must be at least 1.
+func WithMaxKeys(n int) Option {
+	return optionFunc(func(c *config) {
+		if n < 1 {
+			c.fail("WithMaxKeys(%d): must be at least 1", n)
+			return
+		}
+		c.maxKeys = n
+	})
+}
+
+// WithMaxInFlight puts a FIFO queue (package queue) in front of the stack that lets at most n
+// requests be in flight at once (from the first attempt until the response body is closed); the
+// others wait in line in arrival order, within their priority (queue.WithPriority on the request's
+// context). By default there is no queue and no limit. n must be at least 1.
+func WithMaxInFlight(n int) Option {
+	return optionFunc(func(c *config) {
+		if n < 1 {
+			c.fail("WithMaxInFlight(%d): must be at least 1", n)
+			return
+		}
+		c.maxInFlight = n
+	})
+}
+
+// WithMaxWaiting bounds the queue's waiting line (default queue.DefaultMaxWaiting); a request that
+// finds it full fails at once with an error matching queue.ErrQueueFull. It has effect only with
+// WithMaxInFlight. n must be at least 0.
+func WithMaxWaiting(n int) Option {
+	return optionFunc(func(c *config) {
+		if n < 0 {
+			c.fail("WithMaxWaiting(%d): must be at least 0", n)
+			return
+		}
+		c.maxWaiting = n
+	})
+}
+
+// WithRetry passes options to the retry layer (package retry): attempts, backoff, statuses,
+// budget, idempotency keys. Without it the retry layer runs with package retry's defaults. Options
+// from several WithRetry calls add up, in order.
+func WithRetry(opts ...retry.Option) Option {
+	return optionFunc(func(c *config) { c.retryOpts = append(c.retryOpts, opts...) })
+}
+
+// WithObserver adds an Observer that is told of every wait, attempt, retry and give-up. Several
+// observers are called in the order they were added. A nil o is ignored.
+func WithObserver(o Observer) Option {
+	return optionFunc(func(c *config) {
+		if o != nil {
+			c.observers = append(c.observers, o)
+		}
+	})
+}
+
+// WithLogger logs the stack's events to l: waits and attempts at Debug, retries at Info, giving up
+// at Warn, each with the method and the redacted URL. A nil l is ignored.
+func WithLogger(l *slog.Logger) Option {
+	return optionFunc(func(c *config) {
+		if l != nil {
+			c.observers = append(c.observers, slogObserver{l})
+		}
+	})
+}
+
+// WithBase sets the RoundTripper that New's client sends attempts through (default
+// http.DefaultTransport). NewTransport takes its base as a parameter instead; there, WithBase
+// overrides it when given.
+func WithBase(rt http.RoundTripper) Option {
+	return optionFunc(func(c *config) {
+		if rt != nil {
+			c.base = rt
+		}
+	})
+}
