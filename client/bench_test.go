@@ -1,0 +1,104 @@
+package client
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	retryablehttp "github.com/hashicorp/go-retryablehttp"
+)
+
+// memoryTransport answers every request at once with a small canned response, reading and closing
+// the request body as a real transport would.
+type memoryTransport struct{}
+
+func (memoryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Body != nil {
+		_, _ = io.Copy(io.Discard, req.Body)
+		req.Body.Close()
+	}
+	return &http.Response{
+		StatusCode: http.StatusOK, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: http.Header{}, Body: io.NopCloser(strings.NewReader("ok")), ContentLength: 2, Request: req,
+	}, nil
+}
+
+// BenchmarkOverhead measures what each stack adds per request over the bare base transport when
+// nothing is retried or throttled: steady's client with no options, and go-retryablehttp's client
+// with its defaults (logger off), each driven the way its users drive it. Compare with benchstat:
+//
+//	go test -run '^$' -bench Overhead -benchmem -count 10 ./client > new.txt && benchstat new.txt
+func BenchmarkOverhead(b *testing.B) {
+	payload := bytes.Repeat([]byte("x"), 1024)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		_, _ = io.WriteString(w, "ok")
+	}))
+	defer srv.Close()
+
+	for _, base := range []struct {
+		name string
+		rt   func() http.RoundTripper
+		url  string
+	}{
+		{"memory", func() http.RoundTripper { return memoryTransport{} }, "http://api.test/items"},
+		{"loopback", func() http.RoundTripper { return srv.Client().Transport.(*http.Transport).Clone() }, srv.URL + "/items"},
+	} {
+		for _, method := range []string{"GET", "POST1KiB"} {
+			var body []byte
+			verb := http.MethodGet
+			if method == "POST1KiB" {
+				body, verb = payload, http.MethodPost
+			}
+			do := func(b *testing.B, send func() (*http.Response, error)) {
+				b.ReportAllocs()
+				for b.Loop() {
+					resp, err := send()
+					if err != nil {
+						b.Fatal(err)
+					}
+					_, _ = io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+				}
+			}
+			newRequest := func() *http.Request {
+				var r io.Reader
+				if body != nil {
+					r = bytes.NewReader(body)
+				}
+				req, err := http.NewRequest(verb, base.url, r)
+				if err != nil {
+					b.Fatal(err)
+				}
+				return req
+			}
+			b.Run("bare/"+base.name+"/"+method, func(b *testing.B) {
+				c := &http.Client{Transport: base.rt()}
+				do(b, func() (*http.Response, error) { return c.Do(newRequest()) })
+			})
+			b.Run("steady/"+base.name+"/"+method, func(b *testing.B) {
+				c := New(WithBase(base.rt()))
+				do(b, func() (*http.Response, error) { return c.Do(newRequest()) })
+			})
+			b.Run("retryablehttp/"+base.name+"/"+method, func(b *testing.B) {
+				rc := retryablehttp.NewClient()
+				rc.Logger = nil
+				rc.HTTPClient = &http.Client{Transport: base.rt()}
+				do(b, func() (*http.Response, error) {
+					var r any
+					if body != nil {
+						r = bytes.NewReader(body)
+					}
+					req, err := retryablehttp.NewRequest(verb, base.url, r)
+					if err != nil {
+						return nil, err
+					}
+					return rc.Do(req)
+				})
+			})
+		}
+	}
+}
