@@ -1,0 +1,55 @@
+// Command testserver runs steady's server-side rate limiter as a standalone HTTP server.
+//
+// It answers admitted requests with 200 "ok" (or, with -upstream, forwards them to a real
+// upstream as a reverse proxy) and throttled ones with 429, Retry-After, the IETF draft RateLimit
+// fields, X-RateLimit-* and an application/problem+json body, exactly as package
+// github.com/steadyhttp/steady/testserver does in-process.
+//
+// Usage:
+//
+//	go run ./testserver/cmd/testserver [flags]
+//
+// One rule from flags (defaults in brackets):
+//
+//	-algorithm NAME    token-bucket | leaky-bucket | fixed-window | sliding-log | sliding-window [token-bucket]
+//	-limit N           requests admitted per window, at least 1 [100]
+//	-window DURATION   the limit's period, a Go duration such as 1s, 1m, 1h [1s]
+//	-burst N           requests a fresh key admits at one instant; 0 means the limit [0]
+//	                   (only the token and leaky buckets accept a burst other than the limit)
+//	-mode MODE         hard | soft | elastic | shadow [hard]
+//	-soft-percent P    soft mode: admit up to limit*(100+P)/100 per window [10]
+//	-ceiling N         elastic mode: the most admitted per window while there is spare capacity;
+//	                   0 means twice the limit [0]
+//	-capacity N        elastic mode: the ceiling applies while fewer than N requests are in
+//	                   flight [64]
+//	-key SPEC          global | ip | header:NAME (or any testserver.KeySpec, such as user+route) [global]
+//	-shape             leaky bucket only: hold each admitted request until its slot (traffic
+//	                   shaping) instead of answering at once (policing) [false]
+//
+// Or many rules from a file:
+//
+//	-config FILE       a JSON testserver.Config ({"rules": [...], "trusted_proxies": [...], ...});
+//	                   it cannot be combined with the single-rule flags above. SIGHUP re-reads
+//	                   it: rules are replaced without a restart, the state of unchanged rules is
+//	                   kept, and a bad file is reported on stderr while the old rules stay.
+//
+// Server settings (these also override the config file's):
+//
+//	-addr HOST:PORT    listen address; port 0 picks a free port [127.0.0.1:8080]
+//	-status CODE       status of throttled responses, 400 to 599 [429]
+//	-headers BOOL      send Retry-After, the RateLimit fields and the problem body; false sends
+//	                   only the status [true]
+//	-max-keys N        most per-key states kept in memory [100000]
+//	-upstream URL      reverse-proxy admitted requests to this http(s) URL [none: answer "ok"]
+//	-shutdown-timeout  how long SIGINT/SIGTERM waits for requests in progress [10s]
+//
+// On start it prints exactly one line to stdout, "listening on http://HOST:PORT" with the bound
+// address (so "-addr 127.0.0.1:0" reveals the port it picked), and nothing else; diagnostics go to
+// stderr. Besides the rate-limited application it serves GET /-/stats (the limiter's counters as
+// JSON: per rule allowed, denied, shadowed, evictions; per key; the store) and GET /-/healthz
+// ("ok"); these two paths are never rate limited nor proxied.
+//
+// SIGINT and SIGTERM shut it down gracefully (stop accepting, let requests in progress finish
+// within -shutdown-timeout) and it exits 0. A bad flag or config file gets a one-line message
+// naming the bad value and exit status 2; other failures (such as an address in use) exit 1.
+package main
