@@ -1,11 +1,14 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -209,18 +212,40 @@ func TestStatsAndHealthz(t *testing.T) {
 	}
 }
 
+// TestShapedLeakyBucket checks that -shape holds an admitted request until its slot instead of
+// answering at once: with 2 per hour and a queue of 2, the second request is admitted (counted in
+// /-/stats) but its slot is 30 minutes away, so it is still unanswered when the test gives up on
+// it; a policing server would have answered it.
 func TestShapedLeakyBucket(t *testing.T) {
-	// 3 per 30ms with a queue of 3: the three concurrent requests are admitted and the later ones
-	// held until their slots (10ms and 20ms); the fourth does not fit.
-	in := start(t, "-algorithm", "leaky-bucket", "-shape", "-limit", "3", "-window", "30ms", "-burst", "3")
-	resps := in.fire(t, 3, "/")
-	for _, r := range resps {
-		if r.StatusCode != http.StatusOK {
-			t.Errorf("shaped request: %s, want 200", r.Status)
-		}
+	in := start(t, "-algorithm", "leaky-bucket", "-shape", "-limit", "2", "-window", "1h", "-burst", "2")
+	if resp, _ := in.get(t, "/"); resp.StatusCode != http.StatusOK {
+		t.Fatalf("first request: %s", resp.Status)
 	}
-	if st := in.stats(t).Rules["default"]; st.Allowed != 3 {
-		t.Errorf("allowed = %d, want 3", st.Allowed)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	answered := make(chan error, 1)
+	go func() {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, in.url+"/", nil)
+		resp, err := in.client.Do(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		answered <- err
+	}()
+	for in.stats(t).Rules["default"].Allowed < 2 { // wait until the second request is admitted
+		runtime.Gosched()
+	}
+	select {
+	case err := <-answered:
+		t.Fatalf("the shaped request was answered before its slot (err %v)", err)
+	default:
+	}
+	if resp, _ := in.get(t, "/"); resp.StatusCode != http.StatusTooManyRequests {
+		t.Errorf("third request: %s, want 429 (the queue of 2 is full)", resp.Status)
+	}
+	cancel()
+	if err := <-answered; !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled shaped request: err = %v, want context.Canceled", err)
 	}
 }
 
