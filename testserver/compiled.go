@@ -78,8 +78,6 @@ func algorithmFieldErr(name string, limit int64, window time.Duration, burst int
 		return &fieldErr{"window", window.String(), err}
 	case errors.Is(err, algorithm.ErrInvalidBurst):
 		return &fieldErr{"burst", fmt.Sprint(burst), err}
-	case errors.Is(err, algorithm.ErrUnknownAlgorithm):
-		return &fieldErr{"algorithm", name, fmt.Errorf("%w (want one of %s)", err, strings.Join(algorithm.Names(), ", "))}
 	}
 	return &fieldErr{"algorithm", name, err}
 }
