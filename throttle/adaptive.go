@@ -1,0 +1,250 @@
+package throttle
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/steadyhttp/steady/internal/ratelimitheader"
+)
+
+// Adaptive is a Limiter that learns the rate a server allows from the responses it observes (it
+// implements Learner) and paces requests evenly, in FIFO order, just under that rate. Create one
+// with NewAdaptive, or one per key with AdaptiveFactory; the zero value is not usable.
+//
+// What it learns from, in order of authority (see adaptive_control.go for the control law):
+//
+//   - Retry-After is not its business: the Transport pauses the whole key first (Retry-After wins).
+//   - RateLimit-Policy / X-RateLimit-Limit with a window declare the server's rate: the limiter
+//     paces at that rate less the headroom (WithHeadroom), from the first response on.
+//   - RateLimit / X-RateLimit-Remaining with a reset say what is left: more left than the pace
+//     would spend before the reset is spread evenly over the time to the reset; nothing left
+//     (fewer remaining than requests in flight) holds new requests until the reset, bounded by the
+//     policy's window, and counts as a throttle.
+//   - A throttle status (429, see WithThrottleStatuses) cuts the rate, once per epoch: to just
+//     under the rate of successes measured over the last second (what the server admitted), and by
+//     at least 10%. A throttle answering a request sent before the last cut does not cut again.
+//   - Between throttles the rate recovers quickly to just under the last estimate of the server's
+//     rate, then probes above it slowly; before the first throttle, with no headers, it ramps up
+//     exponentially from the initial rate (doubling every 100 ms or two round trips).
+//
+// Learned state is a few numbers and fixed-size rings: O(1) memory per limiter. While the key is
+// quiet it decays (WithDecayHalfLife), computed from now on the next Reserve, with no goroutine.
+// Rate is clamped to the bounds of WithRateBounds whatever the server claims; malformed headers
+// are ignored (the codec skips them field by field).
+//
+// Pacing is exact: integer nanoseconds, one request per interval, never a burst; when the rate
+// changes, the requests already waiting are scheduled again and told through
+// Reservation.Changed, keeping their order. Cancelling a waiting reservation moves the ones behind
+// it up. Reserve never refuses.
+//
+// An Adaptive limiter is safe for concurrent use. It starts no goroutines and needs no Close.
+type Adaptive struct {
+	cfg      adaptiveConfig
+	statuses [8]int // throttle statuses for a quick look-up (cfg.statuses when more)
+
+	mu      sync.Mutex
+	started bool
+	base    time.Time
+	now     int64 // the latest time seen, on the integer clock (kept monotonic)
+
+	pacer pacer
+	sends sendRing
+	succ  meter
+	ctl   control
+}
+
+var _ Learner = (*Adaptive)(nil)
+
+// NewAdaptive returns an Adaptive limiter configured by opts. Options that are nil are skipped.
+// It returns an error matching ErrInvalidRate or ErrInvalidOption for an unusable option.
+func NewAdaptive(opts ...AdaptiveOption) (*Adaptive, error) {
+	c := defaultAdaptiveConfig()
+	var errs []error
+	for _, o := range opts {
+		if o != nil {
+			if err := o.applyAdaptive(&c); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	if c.initialRate < c.minRate || c.initialRate > c.maxRate {
+		return nil, fmt.Errorf("%w: initial rate %v outside the bounds [%v, %v]", ErrInvalidRate, c.initialRate, c.minRate, c.maxRate)
+	}
+	a := &Adaptive{cfg: c}
+	copy(a.statuses[:], c.statuses)
+	a.pacer.sent = a.markSent
+	a.ctl.init(&a.cfg)
+	a.pacer.interval = intervalOf(a.ctl.pace)
+	return a, nil
+}
+
+// AdaptiveFactory returns a limiter factory for WithLimiter that gives every key its own Adaptive
+// limiter configured by opts, so each host (or whatever the key function picks) is learned
+// separately. The options are checked once, here: an invalid option makes every call of the
+// factory return the error. The factory is safe for concurrent use.
+//
+//	th, err := throttle.New(throttle.WithLimiter(throttle.AdaptiveFactory()))
+func AdaptiveFactory(opts ...AdaptiveOption) func(key string) (Limiter, error) {
+	if _, err := NewAdaptive(opts...); err != nil {
+		return func(string) (Limiter, error) { return nil, err }
+	}
+	return func(string) (Limiter, error) { return NewAdaptive(opts...) }
+}
+
+// clock converts now to the integer clock, never going back; a.mu is held.
+func (a *Adaptive) clock(now time.Time) int64 {
+	if !a.started {
+		a.started, a.base = true, now
+	}
+	if t := int64(now.Sub(a.base)); t > a.now {
+		a.now = t
+	}
+	return a.now
+}
+
+// markSent is called by the pacer, in order, for each request that comes due; a.mu is held.
+func (a *Adaptive) markSent(slot int64) {
+	a.sends.push(slot)
+	a.ctl.sent++
+}
+
+// Reserve books one request at now. It never fails.
+func (a *Adaptive) Reserve(now time.Time) (Reservation, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	t := a.clock(now)
+	if a.ctl.decay(t) {
+		a.sends.reset()
+		a.succ.reset()
+		a.setPace(t)
+	}
+	a.ctl.lastActive = t
+	if r := a.pacer.reserve(a, t); r != nil {
+		return r, nil
+	}
+	return dueReservation{}, nil
+}
+
+// Observe learns from the outcome of one request this limiter let through (see Learner). A
+// transport error teaches nothing about the rate; a response teaches from its status and its
+// rate-limit headers.
+func (a *Adaptive) Observe(now time.Time, resp *http.Response, err error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	t := a.clock(now)
+	a.pacer.settle(t)
+	a.ctl.lastActive = t
+	sent, ok := a.sends.pop(t - a.ctl.sendHorizon())
+	if !ok {
+		sent = t
+	}
+	a.ctl.observeRTT(t - sent)
+	if err != nil || resp == nil {
+		return
+	}
+	info := ratelimitheader.Parse(resp.Header, now)
+	throttled := a.isThrottle(resp.StatusCode)
+	if !throttled {
+		a.succ.add(t)
+	}
+	a.ctl.observe(t, sent, throttled, info, a.sends.len(), &a.succ)
+	a.setPace(t)
+}
+
+func (a *Adaptive) isThrottle(status int) bool {
+	if len(a.cfg.statuses) > len(a.statuses) {
+		for _, s := range a.cfg.statuses {
+			if s == status {
+				return true
+			}
+		}
+		return false
+	}
+	for _, s := range a.statuses {
+		if s == status {
+			return true
+		}
+	}
+	return false
+}
+
+// setPace brings the pacer in line with the control state at t; a.mu is held. Waiting requests
+// are scheduled again only when their spacing or hold changed noticeably, so that a stream of
+// small adjustments does not wake every waiter on every response.
+func (a *Adaptive) setPace(t int64) {
+	iv := intervalOf(a.ctl.pace)
+	p := &a.pacer
+	hold := a.ctl.holdUntil
+	moved := hold > p.notBefore && hold > t
+	if d := iv - p.interval; d > p.interval/100 || -d > p.interval/100 || (iv == 0) != (p.interval == 0) {
+		moved = true
+	}
+	p.interval = iv
+	p.notBefore = max(p.notBefore, hold)
+	if moved && p.head != nil {
+		p.reschedule(t)
+	}
+}
+
+// intervalOf converts a rate in requests per second into the pacer's interval in nanoseconds.
+func intervalOf(perSec float64) int64 {
+	if !(perSec > 0) || math.IsInf(perSec, 0) {
+		return 0
+	}
+	iv := math.Round(1e9 / perSec)
+	if iv > math.MaxInt64/4 {
+		return math.MaxInt64 / 4
+	}
+	return int64(iv)
+}
+
+// Rate reports the pace the limiter currently keeps, in requests per second.
+func (a *Adaptive) Rate() float64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.ctl.pace
+}
+
+// AdaptiveStats is a snapshot of what an Adaptive limiter has learned and seen.
+type AdaptiveStats struct {
+	// Rate is the pace the limiter keeps, in requests per second.
+	Rate float64
+	// ServerRate is the rate the server declared in its headers (RateLimit-Policy or
+	// X-RateLimit-Limit with a window), clamped to the rate bounds; 0 when none was seen.
+	ServerRate float64
+	// Estimate is the rate of successes measured at the last throttle, the limiter's estimate of
+	// what the server admits when it does not say; 0 before the first throttle.
+	Estimate float64
+	// Successes counts responses that were not throttles; Throttles counts throttled responses
+	// (WithThrottleStatuses, and successes saying nothing is left); Cuts counts the rate cuts
+	// they caused (at most one per epoch).
+	Successes, Throttles, Cuts int64
+	// InFlight is the number of requests sent whose response has not been observed yet.
+	InFlight int
+	// Waiting is the number of reservations waiting for their time.
+	Waiting int
+}
+
+// Stats returns a snapshot of the limiter's state.
+func (a *Adaptive) Stats() AdaptiveStats {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	c := &a.ctl
+	return AdaptiveStats{
+		Rate:       c.pace,
+		ServerRate: c.policy,
+		Estimate:   c.est,
+		Successes:  c.successes,
+		Throttles:  c.throttles,
+		Cuts:       c.cuts,
+		InFlight:   a.sends.len(),
+		Waiting:    a.pacer.pending,
+	}
+}
