@@ -1,0 +1,31 @@
+// Package redisthrottle shares one rate limit among many client processes through Redis: a batch
+// job split over workers or machines, all calling one API with one key, paces its requests so that
+// together they stay under the server's limit and together use nearly all of it.
+//
+// A Limiter is a throttle.Limiter whose state lives in Redis. Each reservation is one Lua script
+// (run by SHA with EVALSHA) that reads Redis TIME and books the next slot of a GCRA schedule for
+// the key, so the processes' clocks need not agree and no read-then-write race can let two
+// processes take one slot. Its pace is either known (WithRate) or learned: the learned rate is
+// kept in Redis beside the schedule, so a throttled response seen by one process slows all of
+// them, a rate the server advertises in its RateLimit headers paces all of them, and the rate
+// probes upwards once for all of them rather than once per process (see New).
+//
+// Plug it into a client with Factory:
+//
+//	opts, err := redisthrottle.ClientOptions("redis://127.0.0.1:6379/0")
+//	if err != nil { ... }
+//	rdb := redis.NewClient(opts)
+//	defer rdb.Close()
+//	c := client.New(client.WithLimiter(redisthrottle.Factory(rdb, "steady:", redisthrottle.WithRate(100, 1))))
+//
+// Every process that runs this paces each host it calls at 100 requests per second in total.
+//
+// When Redis is down or slow, no request waits for it longer than the per-call deadline (50 ms by
+// default) and none fails because of it: the limiter falls back to a local limiter at its share
+// of the rate (by default one over the number of processes it last saw on the key) and goes back
+// to Redis when Redis answers again.
+//
+// Requirements: Redis 5 or later (scripts that read TIME before writing), or a Redis Cluster (the
+// keys of one limiter share a hash tag). The package starts no goroutines; nothing needs closing
+// but the caller's Redis client.
+package redisthrottle
