@@ -175,7 +175,7 @@ func contextTimeouts(client redis.UniversalClient) bool {
 // Key is the Redis key of the limiter's state hash ("{key}").
 func (l *Limiter) Key() string { return l.keys[0] }
 
-// Rate reports the pace in requests per second: the known rate, or the shared rate as last read
+// Rate reports the pace in requests per second: the known rate (WithRate), or the shared rate as last read
 // from Redis (the initial rate before the first reservation), or, while Redis is unreachable, the
 // local rate the fallback paces at before its share is taken.
 func (l *Limiter) Rate() float64 { return math.Float64frombits(l.rate.Load()) }
@@ -223,7 +223,9 @@ func (l *Limiter) Reserve(now time.Time) (throttle.Reservation, error) {
 		return l.reserveLocal(now), nil
 	}
 	l.stats.redis.Add(1)
-	l.rate.Store(math.Float64bits(float64(res[3]) / 1e6))
+	if !l.cfg.known {
+		l.rate.Store(math.Float64bits(float64(res[3]) / 1e6))
+	}
 	if res[4] > 0 {
 		l.live.Store(res[4])
 	}
