@@ -1,0 +1,403 @@
+package redisstore
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"net/url"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/steadyhttp/steady/testserver"
+	"github.com/steadyhttp/steady/testserver/algorithm"
+)
+
+//go:embed script.lua
+var scriptSource string
+
+// script is the decision script, run by EVALSHA with a fallback to EVAL when Redis does not know
+// it (after a restart or SCRIPT FLUSH).
+var script = redis.NewScript(scriptSource)
+
+// Store is a testserver.Store that keeps every rule's per-key state in Redis, so that any number
+// of testserver instances (or Limiters) sharing one Redis enforce one limit together. Each Apply
+// is one round trip: one Lua script reads, decides and writes all the request's checks atomically
+// (see the package documentation for the semantics, bounds, key names and failure policy).
+//
+// A Store is safe for concurrent use. It starts no goroutines of its own, except, for a client
+// that does not honour context deadlines (Options.ContextTimeoutEnabled false), one per Apply that
+// waits for the client's reply after the deadline gave up on it; Close waits for those.
+type Store struct {
+	cfg       *config
+	client    redis.UniversalClient
+	ownClient bool
+	// sharded: a Cluster or Ring client, under which the keys of one Apply must share a tag.
+	sharded bool
+	// direct: the client honours context deadlines, so a call returns by the deadline by itself.
+	direct   bool
+	fallback *testserver.MemoryStore
+	scaled   sync.Map // scaleKey -> algorithm.Algorithm
+	circuit  circuit
+
+	mu     sync.Mutex // guards closed against calls starting while Close waits
+	closed bool
+	calls  sync.WaitGroup
+	done   atomic.Bool
+
+	decided, failures, skipped, fallbacks, failOpen, failClosed atomic.Int64
+}
+
+// Counters counts how a Store's decisions were made. Applies are counted once; policy decisions
+// once per check.
+type Counters struct {
+	// Decided counts Apply calls Redis decided.
+	Decided int64 `json:"decided"`
+	// Failures counts Redis round trips that failed: an error, a missed deadline, or a reply the
+	// store did not understand. Each opens the circuit (WithRetryInterval).
+	Failures int64 `json:"failures"`
+	// Skipped counts Apply calls decided by policy without asking Redis, while the circuit was
+	// open.
+	Skipped int64 `json:"skipped"`
+	// Fallback counts checks decided by the local store (the Fallback policy).
+	Fallback int64 `json:"fallback"`
+	// FailOpen counts checks admitted by the FailOpen policy.
+	FailOpen int64 `json:"fail_open"`
+	// FailClosed counts checks denied by the FailClosed policy.
+	FailClosed int64 `json:"fail_closed"`
+}
+
+// New returns a Store deciding on client, which the caller keeps and closes (after the Store).
+// The client may be a *redis.Client, a *redis.ClusterClient or a *redis.Ring (keys of one request
+// must then share a hash tag; see WithHashTag); any other UniversalClient is treated as one server.
+// Set ContextTimeoutEnabled in the client's options so that calls end at the store's deadline;
+// without it the store still returns by the deadline, but the abandoned call runs on in a
+// goroutine until the client's own ReadTimeout. New loads the script (SCRIPT LOAD) if Redis
+// answers within the deadline, and succeeds without it: a store starts while Redis is down and
+// decides by policy until it comes up. A nil client or a bad option is an error matching
+// testserver.ErrInvalidOption.
+func New(client redis.UniversalClient, opts ...Option) (*Store, error) {
+	if client == nil {
+		return nil, optionErr("New", "nil", "a Redis client is required")
+	}
+	cfg, err := newConfig(opts)
+	if err != nil {
+		return nil, err
+	}
+	fb, err := testserver.NewMemoryStore(cfg.fallbackKeys)
+	if err != nil {
+		return nil, err
+	}
+	s := &Store{cfg: cfg, client: client, fallback: fb}
+	s.circuit.interval = cfg.retryInterval
+	switch c := client.(type) {
+	case *redis.Client:
+		s.direct = c.Options().ContextTimeoutEnabled
+	case *redis.ClusterClient:
+		s.sharded, s.direct = true, c.Options().ContextTimeoutEnabled
+	case *redis.Ring:
+		s.sharded, s.direct = true, c.Options().ContextTimeoutEnabled
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), cfg.timeout)
+	defer cancel()
+	_, _ = s.call(ctx, func(ctx context.Context) (any, error) { return script.Load(ctx, s.client).Result() })
+	return s, nil
+}
+
+// Open connects to the Redis at rawURL (redis://[user:password@]host:port/db, or rediss:// for
+// TLS; the forms of redis.ParseURL) with context deadlines honoured, and returns a Store that owns
+// the client: Close closes it. A malformed URL is an error matching testserver.ErrInvalidOption
+// (with the password redacted).
+func Open(rawURL string, opts ...Option) (*Store, error) {
+	o, err := redis.ParseURL(rawURL)
+	if err != nil {
+		shown := rawURL
+		if u, perr := url.Parse(rawURL); perr == nil {
+			shown = u.Redacted()
+		}
+		return nil, &testserver.OptionError{Option: "Open", Value: shown, Err: fmt.Errorf("%w: %w", testserver.ErrInvalidOption, err)}
+	}
+	o.ContextTimeoutEnabled = true
+	client := redis.NewClient(o)
+	s, err := New(client, opts...)
+	if err != nil {
+		_ = client.Close()
+		return nil, err
+	}
+	s.ownClient = true
+	return s, nil
+}
+
+// Ping asks Redis for PONG within the store's deadline (or ctx's, when shorter), for example to
+// report at startup whether Redis is reachable. It does not touch the circuit or the counters.
+func (s *Store) Ping(ctx context.Context) error {
+	if s.done.Load() {
+		return testserver.ErrClosed
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.timeout)
+	defer cancel()
+	_, err := s.call(ctx, func(ctx context.Context) (any, error) { return s.client.Ping(ctx).Result() })
+	return err
+}
+
+// check is one StoreCheck in the script's terms.
+type check struct {
+	alg, pub params
+	hasPub   bool
+	policy   Policy
+}
+
+// Apply implements testserver.Store: it decides every check at once in Redis (at Redis's TIME, or
+// at now with WithCallerClock), all-or-nothing. When Redis fails or misses the deadline, each
+// check is decided by its rule's Policy (see the package documentation). Errors: ErrClosed after
+// Close; the context's error when ctx ends first (nothing decided); ErrInvalidCheck, ErrUnsupported
+// (a *CheckError) or ErrCrossSlot for checks the store cannot decide. Redis failures are not
+// errors: they are decided by policy and counted (Counters).
+func (s *Store) Apply(ctx context.Context, now time.Time, checks []testserver.StoreCheck) ([]testserver.StoreDecision, error) {
+	if s.done.Load() {
+		return nil, testserver.ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	cs, err := s.prepare(checks)
+	if err != nil || len(checks) == 0 {
+		return nil, err
+	}
+	var nowArg string
+	if s.cfg.callerClock {
+		us := max(now.UnixMicro(), 0)
+		if us > maxNowMicros {
+			return nil, fmt.Errorf("%w: decision time %v is after %v", ErrUnsupported, now, time.UnixMicro(maxNowMicros))
+		}
+		nowArg = strconv.FormatInt(us, 10)
+	}
+	if !s.circuit.allow(time.Now()) {
+		s.skipped.Add(1)
+		return s.byPolicy(ctx, now, checks, cs)
+	}
+	keys, args, err := s.encode(checks, cs, nowArg)
+	if err != nil {
+		return nil, err
+	}
+	cctx, cancel := context.WithTimeout(ctx, s.cfg.timeout)
+	reply, err := s.call(cctx, func(ctx context.Context) (any, error) { return script.Run(ctx, s.client, keys, args...).Result() })
+	cancel()
+	var out []testserver.StoreDecision
+	if err == nil {
+		out, err = decode(reply, checks, cs)
+	}
+	if err != nil {
+		if cerr := ctx.Err(); cerr != nil {
+			return nil, cerr // the caller gave up; not Redis's failure
+		}
+		if errors.Is(err, testserver.ErrClosed) {
+			return nil, err
+		}
+		s.failures.Add(1)
+		s.circuit.failure(time.Now())
+		if s.cfg.onError != nil {
+			s.cfg.onError(err)
+		}
+		return s.byPolicy(ctx, now, checks, cs)
+	}
+	s.circuit.success()
+	s.decided.Add(1)
+	return out, nil
+}
+
+// prepare validates the checks and translates them for the script.
+func (s *Store) prepare(checks []testserver.StoreCheck) ([]check, error) {
+	cs := make([]check, len(checks))
+	for i := range checks {
+		c := &checks[i]
+		if c.N < 1 || c.Algorithm == nil {
+			return nil, fmt.Errorf("%w: check %d (rule %q): N=%d, algorithm set: %t", testserver.ErrInvalidCheck, i, c.Rule, c.N, c.Algorithm != nil)
+		}
+		if c.N > MaxCount {
+			return nil, unsupported(c.Rule, "n", fmt.Sprint(c.N), "must be at most 2^51")
+		}
+		p, err := paramsOf(c.Rule, c.Algorithm)
+		if err != nil {
+			return nil, err
+		}
+		cs[i] = check{alg: p, policy: s.cfg.policyOf(c.Rule)}
+		if c.Publish != nil {
+			q, err := paramsOf(c.Rule, c.Publish)
+			if err != nil {
+				return nil, err
+			}
+			if q.kind != p.kind || q.windowUS != p.windowUS {
+				return nil, unsupported(c.Rule, "publish", c.Publish.Name()+" "+c.Publish.Window().String(),
+					"must be the algorithm's kind and window (as algorithm.Scale makes it)")
+			}
+			cs[i].pub, cs[i].hasPub = q, true
+		}
+	}
+	return cs, nil
+}
+
+// CallerClockMinTTL is the least time, by Redis's clock, a state written with WithCallerClock is
+// kept after its last commit, however soon the caller's clock says it is idle: a replay that runs
+// slower than real time must not see its states forgotten early. (Keeping an idle state longer
+// changes no decision.)
+const CallerClockMinTTL = 10 * time.Minute
+
+// argsPerCheck is the number of script arguments per check (see script.lua).
+const argsPerCheck = 9
+
+// encode builds the script's keys and arguments.
+func (s *Store) encode(checks []testserver.StoreCheck, cs []check, nowArg string) ([]string, []any, error) {
+	keys := make([]string, 0, len(checks)+1)
+	args := make([]any, 0, 3+argsPerCheck*len(checks))
+	minTTL := int64(0)
+	if s.cfg.callerClock {
+		minTTL = int64(CallerClockMinTTL / time.Microsecond)
+	}
+	args = append(args, nowArg, minTTL, len(checks))
+	first := ""
+	for i := range checks {
+		c, p := &checks[i], &cs[i]
+		tag := s.cfg.tagOf(c.Rule, c.Key)
+		if i == 0 {
+			first = tag
+		} else if s.sharded && tag != first {
+			return nil, nil, fmt.Errorf("%w: rule %q has tag %q, rule %q has %q (see WithHashTag)", ErrCrossSlot, checks[0].Rule, first, c.Rule, tag)
+		}
+		keys = append(keys, s.cfg.keyName(tag, c.Scope, c.Key, suffixHash))
+		if p.alg.kind == kindSlidingLog {
+			keys = append(keys, s.cfg.keyName(tag, c.Scope, c.Key, suffixLog))
+		}
+		adv := 0
+		if c.Advisory {
+			adv = 1
+		}
+		maxDelay := int64(-1)
+		if c.MaxDelay > 0 {
+			maxDelay = int64(c.MaxDelay / time.Microsecond)
+		}
+		args = append(args, int64(p.alg.kind), c.N, adv, maxDelay, p.alg.limit, p.alg.burst, p.alg.windowUS, p.pub.limit, p.pub.burst)
+	}
+	return keys, args, nil
+}
+
+// replyPerCheck is the number of integers the script returns per check.
+const replyPerCheck = 11
+
+// decode turns the script's reply into decisions.
+func decode(reply any, checks []testserver.StoreCheck, cs []check) ([]testserver.StoreDecision, error) {
+	vals, ok := reply.([]any)
+	if !ok || len(vals) != replyPerCheck*len(checks) {
+		return nil, fmt.Errorf("%w: %T of length %d for %d checks", ErrReply, reply, len(vals), len(checks))
+	}
+	ints := make([]int64, len(vals))
+	for i, v := range vals {
+		n, ok := v.(int64)
+		if !ok {
+			return nil, fmt.Errorf("%w: element %d is %T", ErrReply, i, v)
+		}
+		ints[i] = n
+	}
+	out := make([]testserver.StoreDecision, len(checks))
+	for i := range checks {
+		v := ints[i*replyPerCheck:]
+		out[i].Decision = decision(v[0:5], cs[i].alg.limit, checks[i].MaxDelay)
+		if cs[i].hasPub {
+			out[i].Published = decision(v[5:10], cs[i].pub.limit, checks[i].MaxDelay)
+		} else {
+			out[i].Published = out[i].Decision
+		}
+		out[i].Committed = v[10] == 1
+	}
+	return out, nil
+}
+
+// decision turns the script's five figures (allowed, remaining, reset µs, retry µs, delay µs) into
+// a Decision.
+func decision(v []int64, limit int64, maxDelay time.Duration) algorithm.Decision {
+	d := algorithm.Decision{Allowed: v[0] == 1, Limit: limit, Remaining: v[1], ResetAfter: micros(v[2])}
+	switch {
+	case v[3] == -1:
+		d.RetryAfter = algorithm.Never
+	case v[3] == -2: // admitted, but its slot is later than the check's MaxDelay
+		d.RetryAfter = micros(v[4]) - maxDelay
+	default:
+		d.RetryAfter = micros(v[3])
+	}
+	if d.Allowed {
+		d.Delay = micros(v[4])
+	}
+	return d
+}
+
+func micros(us int64) time.Duration { return time.Duration(us) * time.Microsecond }
+
+// call runs f with ctx, returning by ctx's deadline even when the client would not.
+func (s *Store) call(ctx context.Context, f func(context.Context) (any, error)) (any, error) {
+	if s.direct {
+		return f(ctx)
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil, testserver.ErrClosed
+	}
+	s.calls.Add(1)
+	s.mu.Unlock()
+	type result struct {
+		v   any
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		defer s.calls.Done()
+		v, err := f(ctx)
+		ch <- result{v, err}
+	}()
+	select {
+	case r := <-ch:
+		return r.v, r.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// Stats implements testserver.Store. It reports the Fallback policy's local store: Redis's keys
+// are not counted (they expire on their own once idle; ask Redis with SCAN), and Redis expiry is
+// not an eviction.
+func (s *Store) Stats() testserver.StoreStats { return s.fallback.Stats() }
+
+// Counters returns how the store's decisions were made so far. Safe for concurrent use.
+func (s *Store) Counters() Counters {
+	return Counters{
+		Decided:    s.decided.Load(),
+		Failures:   s.failures.Load(),
+		Skipped:    s.skipped.Load(),
+		Fallback:   s.fallbacks.Load(),
+		FailOpen:   s.failOpen.Load(),
+		FailClosed: s.failClosed.Load(),
+	}
+}
+
+// Close implements testserver.Store: Apply afterwards returns testserver.ErrClosed. It closes the
+// client when the store owns it (Open), waits for calls abandoned at their deadline to end, and
+// drops the local fallback state. It is idempotent; later calls return nil.
+func (s *Store) Close() error {
+	if s.done.Swap(true) {
+		return nil
+	}
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	var err error
+	if s.ownClient {
+		err = s.client.Close()
+	}
+	s.calls.Wait()
+	_ = s.fallback.Close()
+	return err
+}
