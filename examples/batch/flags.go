@@ -1,0 +1,256 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/steadyhttp/steady/testserver"
+	"github.com/steadyhttp/steady/testserver/algorithm"
+)
+
+// Defaults of the flags; doc.go explains them to users.
+const (
+	defaultN           = 1000
+	defaultWorkers     = 16
+	defaultMethod      = "GET"
+	defaultAttempts    = 20
+	defaultBaseDelay   = 500 * time.Millisecond
+	defaultMaxDelay    = 10 * time.Second
+	defaultKnownBurst  = 1
+	defaultMargin      = 0.01
+	maxMargin          = 0.5
+	maxWorkers         = 10_000
+	defaultServerAlgo  = algorithm.NameTokenBucket
+	defaultServerLimit = 100
+	defaultServerWin   = time.Second
+	defaultServerBurst = 10
+)
+
+// methods are the HTTP methods -method accepts; bodyMethods send a JSON body.
+var (
+	methods     = []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"}
+	bodyMethods = []string{"POST", "PUT", "PATCH"}
+)
+
+// errHelp is returned by parseFlags for -h and -help.
+var errHelp = errors.New("help requested")
+
+// usageError is a bad command line; run prints it on one line and exits with status 2.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(format, args...)} }
+
+// config is the parsed and validated command line.
+type config struct {
+	// target is the URL to send to; nil means the embedded server.
+	target          *url.URL
+	n, workers      int
+	rate            float64 // 0: not known
+	burst           int     // the known pace's burst; meaningful only when rate > 0
+	margin          float64 // the known pace runs at rate*(1-margin)
+	method          string
+	timeout         time.Duration // per request, retries included; 0: none
+	attempts        int
+	maxDelay        time.Duration
+	idempotencyKeys bool
+	json            bool
+	server          serverConfig
+}
+
+// pacedRate is the rate the client paces itself at: -rate less the -margin; 0 when not known.
+func (c *config) pacedRate() float64 { return c.rate * (1 - c.margin) }
+
+// hasBody reports whether the method sends a JSON body.
+func (c *config) hasBody() bool { return slices.Contains(bodyMethods, c.method) }
+
+// baseDelay is the first interval of the backoff schedule: defaultBaseDelay, or -max-delay when
+// that is shorter.
+func (c *config) baseDelay() time.Duration { return min(defaultBaseDelay, c.maxDelay) }
+
+// serverConfig is the embedded server's limit, from the -server-* flags.
+type serverConfig struct {
+	algorithm string
+	limit     int64
+	window    time.Duration
+	burst     int64 // as given; see rule
+	headers   bool
+	status    int
+}
+
+// flagValues holds the raw values the flag package fills in.
+type flagValues struct {
+	url, method                 string
+	n, workers, burst, attempts int
+	rate, margin                float64
+	timeout, maxDelay           time.Duration
+	idempotencyKeys, json       bool
+	server                      serverConfig
+}
+
+// newFlagSet declares the flags into v. It writes nothing: run prints errors and usage itself.
+func newFlagSet(v *flagValues) *flag.FlagSet {
+	fs := flag.NewFlagSet("batch", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&v.url, "url", "", "send to this http(s) `URL` instead of the embedded testserver")
+	fs.IntVar(&v.n, "n", defaultN, "number of requests")
+	fs.IntVar(&v.workers, "c", defaultWorkers, "number of workers (requests in flight at most)")
+	fs.Float64Var(&v.rate, "rate", 0, "the API's rate in requests/s, if known; 0 = not known (client.New's default pace)")
+	fs.IntVar(&v.burst, "burst", defaultKnownBurst, "burst of the known pace (with -rate); 1 = an even pace")
+	fs.Float64Var(&v.margin, "margin", defaultMargin, "with -rate: pace at rate*(1-margin), so network jitter never lands a request in a window that is still full")
+	fs.StringVar(&v.method, "method", defaultMethod, "HTTP `method`: "+strings.Join(methods, " | ")+"; POST, PUT and PATCH send a small JSON body")
+	fs.DurationVar(&v.timeout, "timeout", 0, "bound on each request, its retries and waits included; 0 = none")
+	fs.IntVar(&v.attempts, "attempts", defaultAttempts, "attempts per request, the first included")
+	fs.DurationVar(&v.maxDelay, "max-delay", defaultMaxDelay, "cap of the exponential backoff between attempts")
+	fs.BoolVar(&v.idempotencyKeys, "idempotency-keys", false, "add an Idempotency-Key to POST and PATCH requests so they are retried after transport errors too")
+	fs.BoolVar(&v.json, "json", false, "print only one JSON line on stdout")
+	fs.StringVar(&v.server.algorithm, "server-algorithm", defaultServerAlgo, "embedded server's algorithm: "+strings.Join(algorithm.Names(), " | "))
+	fs.Int64Var(&v.server.limit, "server-limit", defaultServerLimit, "embedded server's limit: requests per window")
+	fs.DurationVar(&v.server.window, "server-window", defaultServerWin, "embedded server's window")
+	fs.Int64Var(&v.server.burst, "server-burst", defaultServerBurst, "embedded server's burst (token and leaky bucket; window algorithms use the limit)")
+	fs.BoolVar(&v.server.headers, "server-headers", true, "embedded server sends Retry-After and the RateLimit fields; false sends the status alone")
+	fs.IntVar(&v.server.status, "server-status", 429, "embedded server's status for throttled requests (429, or 503 as some APIs do)")
+	return fs
+}
+
+// printUsage writes the flags' usage to w.
+func printUsage(w io.Writer) {
+	var v flagValues
+	fs := newFlagSet(&v)
+	fs.SetOutput(w)
+	fmt.Fprintf(w, "Usage: batch [flags]\n\nSends -n requests through steady and prints a summary; with no -url, to an embedded rate-limited testserver.\n\nFlags:\n")
+	fs.PrintDefaults()
+}
+
+// parseFlags parses and validates args. It returns errHelp for -h, a *usageError naming the bad
+// flag and value for anything else it cannot use, and never panics.
+func parseFlags(args []string) (*config, error) {
+	var v flagValues
+	fs := newFlagSet(&v)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, errHelp
+		}
+		return nil, &usageError{err.Error()}
+	}
+	if fs.NArg() > 0 {
+		return nil, usagef("unexpected argument %q (flags only; see -h)", fs.Arg(0))
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+
+	c := &config{n: v.n, workers: v.workers, rate: v.rate, method: strings.ToUpper(v.method),
+		timeout: v.timeout, attempts: v.attempts, maxDelay: v.maxDelay,
+		idempotencyKeys: v.idempotencyKeys, json: v.json, server: v.server}
+	switch {
+	case v.n < 1:
+		return nil, usagef("invalid -n %d: must be at least 1", v.n)
+	case v.workers < 1 || v.workers > maxWorkers:
+		return nil, usagef("invalid -c %d: must be between 1 and %d", v.workers, maxWorkers)
+	case math.IsNaN(v.rate) || math.IsInf(v.rate, 0) || v.rate < 0:
+		return nil, usagef("invalid -rate %v: must be a finite number of requests/s, at least 0", v.rate)
+	case v.burst < 1:
+		return nil, usagef("invalid -burst %d: must be at least 1", v.burst)
+	case set["burst"] && v.rate == 0:
+		return nil, usagef("-burst %d needs -rate: it is the burst of a known pace", v.burst)
+	case math.IsNaN(v.margin) || v.margin < 0 || v.margin > maxMargin:
+		return nil, usagef("invalid -margin %v: must be between 0 and %v", v.margin, maxMargin)
+	case set["margin"] && v.rate == 0:
+		return nil, usagef("-margin %v needs -rate: it shaves a known pace", v.margin)
+	case !slices.Contains(methods, c.method):
+		return nil, usagef("invalid -method %q: must be one of %s", v.method, strings.Join(methods, ", "))
+	case v.timeout < 0:
+		return nil, usagef("invalid -timeout %v: must not be negative", v.timeout)
+	case v.attempts < 1:
+		return nil, usagef("invalid -attempts %d: must be at least 1", v.attempts)
+	case v.maxDelay <= 0:
+		return nil, usagef("invalid -max-delay %v: must be positive", v.maxDelay)
+	}
+	if v.rate > 0 {
+		c.burst, c.margin = v.burst, v.margin
+	}
+	if v.url != "" {
+		u, err := parseTarget(v.url)
+		if err != nil {
+			return nil, err
+		}
+		c.target = u
+		for name := range set {
+			if strings.HasPrefix(name, "server-") {
+				return nil, usagef("-%s configures the embedded server; it cannot be combined with -url", name)
+			}
+		}
+		return c, nil
+	}
+	if !set["server-burst"] && !burstAlgorithm(v.server.algorithm) {
+		c.server.burst = 0 // window algorithms take no burst of their own
+	}
+	if err := c.server.validate(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// parseTarget checks that s is an absolute http or https URL with a host.
+func parseTarget(s string) (*url.URL, error) {
+	u, err := url.Parse(s)
+	if err != nil {
+		return nil, usagef("invalid -url %q: %v", s, errors.Unwrap(err))
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, usagef("invalid -url %q: scheme must be http or https", s)
+	}
+	if u.Host == "" || u.Hostname() == "" {
+		return nil, usagef("invalid -url %q: no host", s)
+	}
+	return u, nil
+}
+
+// burstAlgorithm reports whether the algorithm takes a burst other than its limit.
+func burstAlgorithm(name string) bool {
+	return name == algorithm.NameTokenBucket || name == algorithm.NameLeakyBucket
+}
+
+// rule is the embedded server's single rule: one global key.
+func (s serverConfig) rule() testserver.Rule {
+	return testserver.Rule{Algorithm: s.algorithm, Limit: s.limit, Window: s.window, Burst: s.burst}
+}
+
+// validate checks the -server-* flags, reporting the first bad one as a *usageError.
+func (s serverConfig) validate() error {
+	if !slices.Contains(algorithm.Names(), s.algorithm) {
+		return usagef("invalid -server-algorithm %q: must be one of %s", s.algorithm, strings.Join(algorithm.Names(), ", "))
+	}
+	if s.status < 400 || s.status > 599 {
+		return usagef("invalid -server-status %d: must be between 400 and 599", s.status)
+	}
+	err := s.rule().Validate()
+	var re *testserver.RuleError
+	if errors.As(err, &re) {
+		return usagef("invalid -server-%s %s: %v", re.Field, re.Value, re.Err)
+	}
+	if err != nil {
+		return usagef("invalid embedded server rule: %v", err)
+	}
+	return nil
+}
+
+// limitRPS is the server's limit in requests per second.
+func (s serverConfig) limitRPS() float64 { return float64(s.limit) / s.window.Seconds() }
+
+// initialAllowance is how many requests a fresh key admits at once: the burst of a bucket, the
+// whole limit of a window algorithm (a window starts with its full quota).
+func (s serverConfig) initialAllowance() int64 {
+	if s.burst > 0 {
+		return s.burst
+	}
+	return s.limit
+}

@@ -1,0 +1,137 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/steadyhttp/steady/retry"
+)
+
+func TestCounter(t *testing.T) {
+	r429 := retry.Reason{Status: 429}
+	r503 := retry.Reason{Status: 503}
+	r502 := retry.Reason{Status: 502}
+	rErr := retry.Reason{Err: syscall.ECONNRESET}
+	type event struct {
+		retry   bool // else GaveUp
+		attempt int
+		reason  retry.Reason
+	}
+	tests := []struct {
+		name                   string
+		events                 []event
+		wantRetries, wantThrot int64
+	}{
+		{"one 429 retried", []event{{true, 1, r429}}, 1, 1},
+		{"429 then give up on 503", []event{{true, 1, r429}, {false, 2, r503}}, 1, 2},
+		{"ctx ended while waiting: the attempt is not counted twice", []event{{true, 1, r429}, {false, 1, r429}}, 1, 1},
+		{"502 and errors are retries, not throttling", []event{{true, 1, r502}, {true, 2, rErr}, {false, 3, r502}}, 2, 0},
+		{"given up at once", []event{{false, 1, r429}}, 0, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := &counter{}
+			req, err := http.NewRequestWithContext(withTrack(context.Background()), "GET", "http://x/", nil)
+			require.NoError(t, err)
+			for _, e := range tt.events {
+				if e.retry {
+					c.Retry(req, e.attempt, e.reason, time.Second)
+				} else {
+					c.GaveUp(req, e.attempt, e.reason, retry.ErrAttemptsExhausted)
+				}
+			}
+			assert.Equal(t, tt.wantRetries, c.retries.Load())
+			assert.Equal(t, tt.wantThrot, c.throttled.Load())
+		})
+	}
+}
+
+func TestTally(t *testing.T) {
+	var tl tally
+	for i := range maxReasons + 3 {
+		tl.add(fmt.Sprintf("reason %d", i), i+1)
+	}
+	tl.add("reason 0", 10)
+	tl.add("ignored", 0)
+	list := tl.list()
+	require.Len(t, list, maxReasons+1)
+	assert.Equal(t, reasonCount{"reason 0", 11}, list[0])
+	assert.Equal(t, reasonCount{otherReasons, 6 + 7 + 8}, list[maxReasons])
+	total := 0
+	for _, r := range list {
+		total += r.Count
+	}
+	assert.Equal(t, tl.count(), total)
+}
+
+func TestFailureReason(t *testing.T) {
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	live := context.Background()
+	tests := []struct {
+		name    string
+		ctx     context.Context
+		err     error
+		timeout time.Duration
+		want    string
+	}{
+		{"run cancelled", cancelled, errors.New("anything"), 0, "cancelled"},
+		{"request timeout", live, fmt.Errorf("wrapped: %w", context.DeadlineExceeded), time.Second, "timeout (-timeout 1s)"},
+		{"retry error with cause", live, &retry.Error{Err: syscall.ECONNREFUSED, Cause: retry.ErrAttemptsExhausted},
+			0, "connection refused (retry: attempts exhausted)"},
+		{"plain error", live, errors.New("boom"), 0, "boom"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, failureReason(tt.ctx, tt.err, tt.timeout))
+		})
+	}
+}
+
+func TestSummaryComparesWithThePhysicalLimit(t *testing.T) {
+	s := &summary{requests: 1000, succeeded: 1000, elapsed: 10 * time.Second,
+		server: &serverReport{algorithm: "token-bucket", limitRPS: 100, allowance: 10, requests: 1000}}
+	assert.Equal(t, 9900*time.Millisecond, s.physicalLimit())
+	assert.InDelta(t, 100.0, s.rate(), 1e-9)
+	text := strings.Join(s.lines(), "\n")
+	assert.Contains(t, text, "100.0 req/s achieved = 100.0% of its limit 100 req/s (token-bucket, burst 10)")
+	assert.Contains(t, text, "elapsed 10.00s = 1.010 x the physical limit 9.90s ((1000-10)/100)")
+	assert.Contains(t, text, "pace:                not told")
+
+	var b strings.Builder
+	require.NoError(t, s.writeJSON(&b))
+	assert.Contains(t, b.String(), `"physical_limit_s":9.9`)
+	assert.Contains(t, b.String(), `"server_limit_rps":100`)
+	assert.NotContains(t, b.String(), "known_rate_rps")
+}
+
+func TestServerFlagDefaults(t *testing.T) {
+	tests := []struct {
+		args          []string
+		wantBurst     int64
+		wantAllowance int64
+	}{
+		{nil, 10, 10},
+		{[]string{"-server-algorithm", "leaky-bucket"}, 10, 10},
+		{[]string{"-server-algorithm", "fixed-window", "-server-limit", "50"}, 0, 50},
+		{[]string{"-server-algorithm", "sliding-window", "-server-limit", "50", "-server-burst", "50"}, 50, 50},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			cfg, err := parseFlags(tt.args)
+			require.NoError(t, err)
+			assert.Equal(t, tt.wantBurst, cfg.server.burst)
+			assert.Equal(t, tt.wantAllowance, cfg.server.initialAllowance())
+			assert.Zero(t, cfg.burst, "no known pace, no burst")
+		})
+	}
+}
