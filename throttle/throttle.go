@@ -107,6 +107,18 @@ func (t *Throttle) PausedUntil(key string) time.Time {
 	return time.Time{}
 }
 
+// Limiter returns the Limiter that paces key, or nil when the key has none or the Throttle holds
+// no state for it (never used, or evicted). It does not count as a use of the key. Use it to read
+// what a learning limiter has learned, for example (*Adaptive).Rate.
+func (t *Throttle) Limiter(key string) Limiter {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	if p := t.parts[key]; p != nil && p.limInit {
+		return p.lim
+	}
+	return nil
+}
+
 // Len reports the number of keys the Throttle currently holds state for (at most WithMaxKeys).
 func (t *Throttle) Len() int {
 	t.mu.RLock()

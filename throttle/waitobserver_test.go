@@ -55,3 +55,20 @@ func TestWaitObserver(t *testing.T) {
 		assert.Equal(t, time.Second, events[1].waited, "the pause, after which the slot is already due")
 	})
 }
+
+// TestLimiterAccessor: Limiter returns the key's limiter once the key was used, nil before and for
+// unpaced keys.
+func TestLimiterAccessor(t *testing.T) {
+	th, err := New(WithLimiter(func(key string) (Limiter, error) {
+		if key == "free.example" {
+			return nil, nil
+		}
+		return NewTokenBucket(10, 1)
+	}))
+	require.NoError(t, err)
+	assert.Nil(t, th.Limiter("a.example"), "never used")
+	require.NoError(t, th.Wait(context.Background(), "a.example"))
+	require.NoError(t, th.Wait(context.Background(), "free.example"))
+	assert.NotNil(t, th.Limiter("a.example"))
+	assert.Nil(t, th.Limiter("free.example"))
+}
