@@ -93,7 +93,7 @@ func TestFallbackShareOption(t *testing.T) {
 			if tt.cuts == 0 {
 				return
 			}
-			// a throttle while Redis is down cuts the local rate, once per epoch grace
+			// a throttle while Redis is down cuts the local rate, at most once per 250 ms
 			now := epoch.Add(time.Second - time.Millisecond)
 			l.Observe(now, throttled, nil)
 			l.Observe(now, throttled, nil)

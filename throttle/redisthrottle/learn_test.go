@@ -2,6 +2,7 @@ package redisthrottle
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"net/http"
@@ -12,13 +13,35 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-var (
-	ok200     = &http.Response{StatusCode: http.StatusOK, Header: http.Header{}}
-	throttled = &http.Response{StatusCode: http.StatusTooManyRequests, Header: http.Header{}}
-)
-
 // us is t in microseconds, as the scripts store it.
 func us(t time.Time) string { return strconv.FormatInt(t.UnixMicro(), 10) }
+
+// packMeter encodes a success meter as the scripts keep it (cmsgpack): the current bucket starts
+// at now, the meter started ten seconds before, and counts[j] is the count of the bucket j
+// buckets before the current one (counts[0] is the current one).
+func packMeter(now time.Time, counts []int64) string {
+	const nb = 20
+	vals := make([]int64, 3+nb)
+	vals[0], vals[1], vals[2] = now.UnixMicro(), 1, now.Add(-10*time.Second).UnixMicro()
+	for j, c := range counts {
+		vals[3+((1-1-j)%nb+nb)%nb] = c // bucket index 1 is current; j back wraps around
+	}
+	b := []byte{0xdc, 0, byte(len(vals))}
+	for _, v := range vals {
+		b = append(b, 0xd3)
+		b = binary.BigEndian.AppendUint64(b, uint64(v))
+	}
+	return string(b)
+}
+
+// perBucket returns counts with c in each of the buckets 1..n back (the current one empty).
+func perBucket(c int64, n int) []int64 {
+	out := make([]int64, n+1)
+	for j := 1; j <= n; j++ {
+		out[j] = c
+	}
+	return out
+}
 
 // setState writes fields of l's state hash.
 func setState(t *testing.T, c *redis.Client, l *Limiter, fields map[string]any) {
@@ -28,10 +51,10 @@ func setState(t *testing.T, c *redis.Client, l *Limiter, fields map[string]any) 
 	}
 }
 
-// rateOf reads the shared rate from Redis.
-func rateOf(t *testing.T, c *redis.Client, l *Limiter) float64 {
+// floatField reads a numeric field of l's state hash.
+func floatField(t *testing.T, c *redis.Client, l *Limiter, field string) float64 {
 	t.Helper()
-	r, err := strconv.ParseFloat(hget(t, c, l, "r"), 64)
+	r, err := strconv.ParseFloat(hget(t, c, l, field), 64)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,9 +63,7 @@ func rateOf(t *testing.T, c *redis.Client, l *Limiter) float64 {
 
 func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }
 
-// TestCutLaw drives the throttle script from hand-set states: the new rate is the measured rate of
-// successes less the headroom, kept within [Cut*rate, 0.98*rate] and above the floor; a throttle
-// inside the epoch does not cut; booked slots are re-spaced at the new rate.
+// TestCutLaw drives the throttle script from hand-set states.
 func TestCutLaw(t *testing.T) {
 	c := newClient(t, redisURL(t))
 	now := epoch
@@ -50,26 +71,27 @@ func TestCutLaw(t *testing.T) {
 		name    string
 		state   map[string]any
 		want    float64 // new rate; 0: no cut
-		wantTat int64   // µs after now, -1: unchanged
+		wantM   float64
+		wantTat int64 // µs after now, 0: not checked
 	}{
-		{"measured", map[string]any{"r": 100, "w": us(now.Add(-500 * time.Millisecond)), "c0": 45, "c1": 90, "m0": us(now.Add(-10 * time.Second))}, 90 * 0.99, -1},
-		{"too few successes", map[string]any{"r": 100, "w": us(now.Add(-500 * time.Millisecond)), "c0": 2, "c1": 0, "m0": us(now.Add(-10 * time.Second))}, 70, -1},
-		{"measured above the rate", map[string]any{"r": 100, "w": us(now.Add(-time.Millisecond)), "c0": 10, "c1": 120, "m0": us(now.Add(-10 * time.Second))}, 98, -1},
-		{"measured far below", map[string]any{"r": 100, "w": us(now.Add(-500 * time.Millisecond)), "c0": 10, "c1": 0, "m0": us(now.Add(-10 * time.Second))}, 70, -1},
-		{"young meter", map[string]any{"r": 100, "w": us(now.Add(-500 * time.Millisecond)), "c0": 40, "c1": 0, "m0": us(now.Add(-500 * time.Millisecond))}, 80 * 0.99, -1},
-		{"stale meter", map[string]any{"r": 100, "w": us(now.Add(-3 * time.Second)), "c0": 90, "c1": 90, "m0": us(now.Add(-10 * time.Second))}, 70, -1},
-		{"previous window only", map[string]any{"r": 100, "w": us(now.Add(-1500 * time.Millisecond)), "c0": 90, "c1": 0, "m0": us(now.Add(-10 * time.Second))}, 70, -1}, // 45 in the last second: below Cut
-		{"inside the epoch", map[string]any{"r": 100, "e": us(now.Add(time.Millisecond))}, 0, -1},
-		{"floor", map[string]any{"r": 0.06}, DefaultMinRate, -1},
-		{"advertised below the floor", map[string]any{"r": 0.02, "h": 0.01}, 0.014, -1},
-		{"re-spaces booked slots", map[string]any{"r": 100, "t": us(now.Add(100 * time.Millisecond))}, 70, 142858},
+		{"measured", map[string]any{"r": 100, "mt": packMeter(now, perBucket(9, 10))}, 90 * 0.98, 100, 0},
+		{"too few successes", map[string]any{"r": 100, "mt": packMeter(now, perBucket(0, 10))}, 90, 100, 0},
+		{"measured above the rate", map[string]any{"r": 100, "m": 120, "mt": packMeter(now, perBucket(15, 10))}, 90, 120, 0},
+		{"measured above the rate, no m", map[string]any{"r": 100, "mt": packMeter(now, perBucket(15, 10))}, 90, 100, 0},
+		{"measured far below: at most half", map[string]any{"r": 100, "mt": packMeter(now, perBucket(2, 10))}, 50, 100, 0},
+		{"end of slow start: to the measured rate", map[string]any{"r": 100, "s": 1, "mt": packMeter(now, perBucket(2, 10))}, 20 * 0.98, 100, 0},
+		{"blackout halves, keeps m", map[string]any{"r": 100, "n": 1, "m": 80, "mt": packMeter(now, perBucket(9, 10))}, 50, 80, 0},
+		{"floor", map[string]any{"r": 0.052}, DefaultMinRate, 0.052, 0},
+		{"advertised below the floor", map[string]any{"r": 0.02, "h": 0.01}, 0.018, 0.02, 0},
+		{"re-spaces booked slots", map[string]any{"r": 100, "t": us(now.Add(100 * time.Millisecond))}, 90, 100, 111112},
+		{"request of an older epoch", map[string]any{"r": 100, "cc": 1}, 0, 0, 0},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			l := mustNew(t, c, fmt.Sprintf("cut-%d", i))
 			setState(t, c, l, tt.state)
 			l.Observe(now, throttled, nil)
-			got := rateOf(t, c, l)
+			got := floatField(t, c, l, "r")
 			if tt.want == 0 {
 				if got != 100 || l.Stats().Cuts != 0 {
 					t.Errorf("rate %v cuts %d: want no cut", got, l.Stats().Cuts)
@@ -79,33 +101,52 @@ func TestCutLaw(t *testing.T) {
 			if !near(got, tt.want) {
 				t.Errorf("rate %v, want %v", got, tt.want)
 			}
-			if l.Stats().Cuts != 1 || !near(l.Rate(), tt.want) {
-				t.Errorf("stats %+v", l.Stats())
+			if m := floatField(t, c, l, "m"); !near(m, tt.wantM) {
+				t.Errorf("m %v, want %v", m, tt.wantM)
 			}
-			if tt.wantTat >= 0 {
+			if s := l.Stats(); s.Cuts != 1 || !near(l.Rate(), tt.want) {
+				t.Errorf("stats %+v", s)
+			}
+			if tt.wantTat > 0 {
 				if got, want := hget(t, c, l, "t"), strconv.FormatInt(now.UnixMicro()+tt.wantTat, 10); got != want {
 					t.Errorf("slot %s, want %s", got, want)
 				}
-			}
-			// the epoch runs to the last booked slot plus the grace; a second throttle in it does
-			// not cut
-			l.Observe(now.Add(DefaultEpochGrace-time.Microsecond), throttled, nil)
-			if got2 := rateOf(t, c, l); got2 != got {
-				t.Errorf("second throttle in the epoch cut again: %v -> %v", got, got2)
 			}
 		})
 	}
 }
 
-// TestProbeLaw drives the reserve script's probing from hand-set states: doubling in slow start,
-// growing steps after, only when the pace binds and successes were reported, once per probe
-// interval, capped by an advertised rate and the bounds.
-func TestProbeLaw(t *testing.T) {
+// TestOneCutPerEpoch: throttles for requests booked before a cut, whichever process booked them,
+// do not cut again; one booked after it does.
+func TestOneCutPerEpoch(t *testing.T) {
+	url := redisURL(t)
+	a := mustNew(t, newClient(t, url), "epoch")
+	b := mustNew(t, newClient(t, url), "epoch")
+	now := epoch
+	for range 2 {
+		a.Reserve(now)
+		b.Reserve(now)
+	}
+	a.Observe(now, throttled, nil) // cuts: 20 -> 18
+	a.Observe(now, throttled, nil) // booked before the cut
+	b.Observe(now, throttled, nil) // booked before the cut, by the other process
+	b.Observe(now, throttled, nil)
+	if ca, cb := a.Stats().Cuts, b.Stats().Cuts; ca != 1 || cb != 0 {
+		t.Fatalf("cuts %d and %d, want 1 and 0", ca, cb)
+	}
+	b.Reserve(now) // booked after the cut
+	b.Observe(now, throttled, nil)
+	if cb := b.Stats().Cuts; cb != 1 {
+		t.Errorf("a throttle for a request booked after the cut did not cut")
+	}
+}
+
+// TestGrowthLaw drives the reserve script's growth from hand-set states.
+func TestGrowthLaw(t *testing.T) {
 	c := newClient(t, redisURL(t))
 	now := epoch
 	base := func(extra map[string]any) map[string]any {
-		m := map[string]any{"r": 50, "b": 50, "k": 0, "s": 0, "h": 0, "p": us(now.Add(-ProbeInterval)),
-			"t": us(now), "w": us(now), "c0": 0, "c1": 0, "m0": us(now)}
+		m := map[string]any{"r": 50, "s": 0, "m": 100, "h": 0, "t": us(now)}
 		for k, v := range extra {
 			m[k] = v
 		}
@@ -116,19 +157,21 @@ func TestProbeLaw(t *testing.T) {
 		state     map[string]any
 		successes int
 		want      float64
+		wantM     float64
 	}{
-		{"additive", base(nil), 3, 50 + 50*probeStep*(1+1.0/16)},
-		{"steps grow", base(map[string]any{"k": 16}), 1, 50 + 50*probeStep*(1+17.0/16)},
-		{"slow start doubles", base(map[string]any{"s": 1}), 1, 100},
-		{"no successes", base(nil), 0, 50},
-		{"pace not binding", base(map[string]any{"t": us(now.Add(-21 * time.Millisecond))}), 1, 50},
-		{"too soon", base(map[string]any{"p": us(now.Add(-ProbeInterval + time.Microsecond))}), 1, 50},
-		{"advertised cap", base(map[string]any{"h": 50.05}), 5, 50.05},
-		{"max bound", base(map[string]any{"r": DefaultMaxRate, "s": 1}), 1, DefaultMaxRate},
+		{"recovers towards 98% of m", base(nil), 3, 50 + 48*3/(50*0.3), 100},
+		{"probes above it", base(map[string]any{"r": 98}), 3, 98 + 100*0.01*3/98, 100},
+		{"slow start", base(map[string]any{"s": 1, "m": 0}), 3, 50 * math.Pow(2, 3/(50*0.1)), 0},
+		{"slow start at most doubles per call", base(map[string]any{"s": 1, "m": 0, "r": 1}), 3, 2, 0},
+		{"no successes", base(nil), 0, 50, 100},
+		{"pace not binding", base(map[string]any{"t": us(now.Add(-21 * time.Millisecond))}), 3, 50, 100},
+		{"advertised cap", base(map[string]any{"s": 1, "h": 55}), 3, 55, 100},
+		{"max bound", base(map[string]any{"r": DefaultMaxRate, "s": 1}), 3, DefaultMaxRate, 100},
+		{"end of a blackout bounds m by the peak", base(map[string]any{"n": 2, "m": 300, "mt": packMeter(now, perBucket(20, 10))}), 1, 50 + (196-50)*1/(50*0.3), 200},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			l := mustNew(t, c, fmt.Sprintf("probe-%d", i))
+			l := mustNew(t, c, fmt.Sprintf("growth-%d", i))
 			setState(t, c, l, tt.state)
 			for range tt.successes {
 				l.Observe(now, ok200, nil)
@@ -136,18 +179,18 @@ func TestProbeLaw(t *testing.T) {
 			if _, err := l.Reserve(now); err != nil {
 				t.Fatal(err)
 			}
-			if got := rateOf(t, c, l); !near(got, tt.want) {
+			if got := floatField(t, c, l, "r"); !near(got, tt.want) {
 				t.Errorf("rate %v, want %v", got, tt.want)
 			}
-			if got := hget(t, c, l, "c0"); got != strconv.Itoa(tt.successes) {
-				t.Errorf("meter %s, want %d", got, tt.successes)
+			if got := floatField(t, c, l, "m"); !near(got, tt.wantM) {
+				t.Errorf("m %v, want %v", got, tt.wantM)
 			}
 		})
 	}
 }
 
-// TestAdvertisedRate: a rate in the RateLimit headers paces every process at once, less the
-// headroom; lying headers are clamped.
+// TestAdvertisedRate: a rate in the RateLimit headers paces every process at once, less one
+// request per window and the headroom; lying headers are clamped or ignored.
 func TestAdvertisedRate(t *testing.T) {
 	url := redisURL(t)
 	tests := []struct {
@@ -155,11 +198,12 @@ func TestAdvertisedRate(t *testing.T) {
 		header http.Header
 		want   float64
 	}{
-		{"draft policy", http.Header{"Ratelimit-Policy": {`"default";q=100;w=1`}}, 99},
-		{"x-ratelimit with window", http.Header{"Ratelimit-Policy": {`"default";q=600;w=60`}}, 9.9},
+		{"draft policy", http.Header{"Ratelimit-Policy": {`"default";q=101;w=1`}}, 99},
+		{"per minute", http.Header{"Ratelimit-Policy": {`"default";q=601;w=60`}}, 9.9},
 		{"enormous", http.Header{"Ratelimit-Policy": {`"default";q=999999999999;w=1`}}, DefaultMaxRate * 0.99},
 		{"garbage", http.Header{"Ratelimit-Policy": {`nonsense;;q=`}}, DefaultInitialRate},
 		{"negative", http.Header{"X-Ratelimit-Limit": {"-5"}}, DefaultInitialRate},
+		{"limit without a window", http.Header{"X-Ratelimit-Limit": {"100"}}, DefaultInitialRate},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -180,28 +224,23 @@ func TestAdvertisedRate(t *testing.T) {
 	}
 }
 
-// TestSlowStartAndForget: a fresh key starts at the initial rate, doubles per probe interval while
-// the pace binds and requests succeed, and the learned state expires after WithForget.
+// TestSlowStartAndForget: a fresh key starts at the initial rate and doubles every 100 ms of full
+// use; the learned state expires after WithForget.
 func TestSlowStartAndForget(t *testing.T) {
 	c := newClient(t, redisURL(t))
 	l := mustNew(t, c, "slowstart", WithInitialRate(10), WithForget(time.Minute))
 	now := epoch
-	want := 10.0
-	for step := range 4 {
-		// book until the pace binds, then report the successes
-		for {
-			r, _ := l.Reserve(now)
-			if r.Delay(now) > 0 {
-				break
-			}
-			l.Observe(now, ok200, nil)
-		}
-		if got := l.Rate(); !near(got, want) {
-			t.Fatalf("step %d: rate %v, want %v", step, got, want)
-		}
-		now = now.Add(ProbeInterval)
-		l.Observe(now, ok200, nil)
-		want *= 2
+	if _, err := l.Reserve(now); err != nil {
+		t.Fatal(err)
+	}
+	// at full use, 10/s for 100 ms is one success: 10 * 2^(1/(10*0.1)) = 20
+	now = now.Add(100 * time.Millisecond)
+	l.Observe(now, ok200, nil)
+	if _, err := l.Reserve(now); err != nil {
+		t.Fatal(err)
+	}
+	if got := l.Rate(); !near(got, 20) {
+		t.Errorf("rate %v, want 20", got)
 	}
 	ttl, err := c.PTTL(context.Background(), l.Key()).Result()
 	if err != nil {
@@ -209,5 +248,36 @@ func TestSlowStartAndForget(t *testing.T) {
 	}
 	if ttl <= 59*time.Second || ttl > time.Minute {
 		t.Errorf("PTTL %v, want about a minute", ttl)
+	}
+}
+
+// TestReservationsMove: a learning limiter's waiting reservations move when the shared rate
+// changes, and Changed announces it.
+func TestReservationsMove(t *testing.T) {
+	c := newClient(t, redisURL(t))
+	l := mustNew(t, c, "move", WithInitialRate(10))
+	now := epoch
+	l.Reserve(now)
+	r, _ := l.Reserve(now) // due at +100ms at 10/s
+	if got := r.Delay(now); got != 100*time.Millisecond {
+		t.Fatalf("delay %v, want 100ms", got)
+	}
+	changed := r.Changed()
+	// the server advertises 101 per second: 100/s less one request per window, at 99%: 99/s
+	l.Observe(now, &http.Response{StatusCode: http.StatusOK, Header: http.Header{"Ratelimit-Policy": {`"default";q=101;w=1`}}}, nil)
+	r2, _ := l.Reserve(now)
+	select {
+	case <-changed:
+	default:
+		t.Fatal("Changed did not fire when the rate moved")
+	}
+	// the schedule was re-spaced from now: the waiting reservation's 100ms becomes 100ms*10/99
+	want := time.Duration(math.Ceil(float64(100*time.Millisecond) * 10 / 99))
+	if got := r.Delay(now); got != want {
+		t.Errorf("moved delay %v, want %v", got, want)
+	}
+	// the next booking comes after it at the new pace
+	if got := r2.Delay(now); got < want || got > want+10102*time.Microsecond {
+		t.Errorf("next booking %v, want one interval after %v", got, want)
 	}
 }

@@ -21,15 +21,13 @@ const (
 	// limiter registers itself in Redis about once a second while it reserves). The number of live
 	// processes sets the default fallback share (see WithFallbackShare).
 	LiveWindow = 10 * time.Second
-	// ProbeInterval is how often a learning limiter's shared rate may rise, for all processes
-	// together: it doubles per interval in slow start, and then rises by a step that grows with
-	// the time since the last cut (see New).
-	ProbeInterval = 100 * time.Millisecond
-	// Cut is the deepest multiplicative cut of a learning limiter's shared rate on one throttled
-	// response (the rate becomes at least Cut times what it was).
-	Cut = 0.7
-	// probeStep is the first additive step after a cut, as a fraction of the rate the cut set.
-	probeStep = 0.003
+	// localCut multiplies the local fallback's rate on a throttle while Redis is unreachable, at
+	// most once per localCutEvery.
+	localCut      = 0.7
+	localCutEvery = 250 * time.Millisecond
+	// moveThreshold is the relative change of the shared rate from which a process moves its
+	// waiting reservations.
+	moveThreshold = 0.01
 	// registerEvery is how often a limiter registers itself in the live-process set.
 	registerEvery = time.Second
 )
@@ -54,7 +52,12 @@ type Limiter struct {
 	live      atomic.Int64  // live processes last counted in Redis (0: never counted)
 	lastReg   atomic.Int64  // ns on the caller's clock of the last registration
 	downUntil atomic.Int64  // ns on the caller's clock until which Redis is not tried
-	localCut  atomic.Int64  // ns on the caller's clock until which a local cut is not repeated
+	localCutUntil atomic.Int64 // ns on the caller's clock until which a local cut is not repeated
+	epoch         atomic.Int64 // the shared cut count as last heard from Redis
+	sends         sendRing     // booked requests not yet observed (learning limiters)
+
+	paceMu sync.Mutex               // serialises new pace generations
+	pace   atomic.Pointer[paceGen] // the current pace generation (learning limiters)
 
 	fallback local
 
@@ -72,19 +75,29 @@ type Limiter struct {
 // than the rate (plus the burst) and, while they have work, use all of it.
 //
 // Without WithRate it learns the shared rate from the server's answers (Observe), storing it in
-// Redis beside the GCRA state so that what one process learns paces all of them:
-//   - a rate advertised in RateLimit-Policy or X-RateLimit-Limit (with a window) is taken at once,
-//     less the headroom (WithHeadroom), and caps the rate from then on;
-//   - a throttled response (429, or WithThrottleStatuses) cuts the shared rate, once per epoch
-//     (see WithEpochGrace), to the rate of successes all processes saw in the last second less the
-//     headroom: what the server admits. A cut lowers the rate by at least 2% and at most to Cut
-//     times what it was (by exactly Cut when too few successes were seen to measure);
-//   - while requests keep succeeding and the pace is what holds them back, the shared rate rises
-//     once per ProbeInterval whichever process reserves: it doubles from the initial rate until
-//     the first throttle (slow start), then rises additively, in steps that grow the longer no
-//     throttle comes;
-//   - a Retry-After on a throttled response pauses the key for every process;
+// Redis beside the GCRA schedule so that what one process learns paces all of them:
+//   - a rate advertised in RateLimit-Policy or X-RateLimit-Limit with a window (less one request
+//     per window, which a sliding window counter needs, and less the headroom, WithHeadroom) caps
+//     the shared rate, and ends the slow start at once;
+//   - until the first throttle the rate doubles every 100 ms of full use (slow start);
+//   - a throttled response (429, or WithThrottleStatuses) to a request booked after the last cut
+//     cuts the shared rate (once per epoch: the requests booked at the old pace, whichever process
+//     holds them, do not cut again): to 98% of the rate of successes all processes saw in the last second,
+//     by 10% at least and by half at most, and by half again when throttles keep coming with no
+//     success in between;
+//   - after a cut the rate recovers towards 98% of the rate that drew the throttle, then probes
+//     above it by 1% of it per second of full use;
+//   - a Retry-After of at least WithSharedPause (2 s) on a throttled response pauses the key for
+//     every process, with a known rate too;
 //   - state not used for WithForget (10 minutes) expires, and the next process starts over.
+//
+// The rate grows per success reported, whichever process saw it, so N processes together probe no
+// faster than one process sending as much; each process reports its successes with its next
+// reservation, so learning costs no extra Redis call except one per throttled response. When
+// the shared rate changes by more than 1%, the slots booked beyond now are re-spaced at the new
+// rate in Redis, and each process moves its own waiting reservations likewise when it next hears
+// the rate (Reservation.Changed fires): a cold start that booked slots at the initial rate does
+// not have to sit them out once the server's rate is known.
 //
 // When Redis fails (an error, or no answer within WithTimeout, 50 ms by default), the limiter
 // serves reservations from a local GCRA at its share of the rate (WithFallbackShare) and tries
@@ -93,9 +106,9 @@ type Limiter struct {
 // computed, so the processes' clocks need not agree.
 //
 // Cancel gives a reservation's slot back only while no later reservation of any process was
-// booked on the key (it was the last one); otherwise the slot is lost, which errs on the slow
-// side. A slot given back is given back in Redis, one call with the same deadline; when that call
-// fails the slot is lost too.
+// booked on the key and the schedule was not re-spaced since (it is the last one); otherwise the
+// slot is lost, which errs on the slow side. Giving back is one more Redis call with the same
+// deadline; when it fails the slot is lost too.
 //
 // The client must respect context deadlines: a *redis.Client, *redis.ClusterClient or *redis.Ring
 // created without ContextTimeoutEnabled makes New fail with ErrContextTimeoutDisabled (see
@@ -151,9 +164,10 @@ func newLimiter(client redis.UniversalClient, key string, cfg config) (*Limiter,
 		mode, interval, rate = 0, intervalMicros(cfg.rate), cfg.rate
 	}
 	l.rate.Store(math.Float64bits(rate))
+	l.pace.Store(&paceGen{rate: rate, changed: make(chan struct{})})
 	l.args = []any{
 		0, mode, interval, cfg.burst, 0, 0.0,
-		cfg.initial, cfg.minRate, cfg.maxRate, ProbeInterval.Microseconds(), probeStep,
+		cfg.initial, cfg.minRate, cfg.maxRate,
 		cfg.forget.Milliseconds(), "", LiveWindow.Microseconds(),
 	}
 	return l, nil
@@ -206,12 +220,12 @@ func (l *Limiter) Reserve(now time.Time) (throttle.Reservation, error) {
 	reg := t-l.lastReg.Load() >= int64(registerEvery)
 	if reg {
 		l.lastReg.Store(t)
-		args[12] = l.id
+		args[10] = l.id
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), l.cfg.timeout)
 	res, err := reserveScript.Run(ctx, l.client, l.keys, args...).Int64Slice()
 	cancel()
-	if err == nil && len(res) != 5 {
+	if err == nil && len(res) != 7 {
 		err = errUnexpectedReply
 	}
 	if err != nil {
@@ -223,16 +237,50 @@ func (l *Limiter) Reserve(now time.Time) (throttle.Reservation, error) {
 		return l.reserveLocal(now), nil
 	}
 	l.stats.redis.Add(1)
-	if !l.cfg.known {
-		l.rate.Store(math.Float64bits(float64(res[3]) / 1e6))
-	}
 	if res[4] > 0 {
 		l.live.Store(res[4])
+	}
+	var gen *paceGen
+	if !l.cfg.known {
+		gen = l.learnRate(now.Add(-time.Duration(res[6])*time.Microsecond), float64(res[3])/1e6)
+		l.epoch.Store(res[5])
+		l.sends.push(t+res[0]*int64(time.Microsecond), res[5])
 	}
 	if res[0] <= 0 {
 		return dueReservation{}, nil
 	}
-	return &reservation{l: l, due: now.Add(time.Duration(res[0]) * time.Microsecond), booked: res[1], interval: res[2]}, nil
+	return &reservation{l: l, due: now.Add(time.Duration(res[0]) * time.Microsecond), booked: res[1], interval: res[2], gen: gen}, nil
+}
+
+// paceGen is one generation of a learning limiter's shared rate, as this process heard it. A new
+// generation starts when the rate changes by more than moveThreshold; reservations booked in an
+// older one move (see reservation.Delay).
+type paceGen struct {
+	rate    float64                 // the shared rate
+	at      time.Time               // when Redis took it, on this process's clock
+	next    atomic.Pointer[paceGen] // the generation after this one, nil while current
+	changed chan struct{}           // closed when next is set
+}
+
+// learnRate records the shared rate heard from Redis, which took it at the instant at (on the
+// caller's clock), and returns the current generation.
+func (l *Limiter) learnRate(at time.Time, rate float64) *paceGen {
+	l.rate.Store(math.Float64bits(rate))
+	cur := l.pace.Load()
+	if math.Abs(rate-cur.rate) <= moveThreshold*cur.rate {
+		return cur
+	}
+	l.paceMu.Lock()
+	defer l.paceMu.Unlock()
+	cur = l.pace.Load()
+	if math.Abs(rate-cur.rate) <= moveThreshold*cur.rate {
+		return cur
+	}
+	g := &paceGen{rate: rate, at: at, changed: make(chan struct{})}
+	cur.next.Store(g)
+	l.pace.Store(g)
+	close(cur.changed)
+	return g
 }
 
 // fail records a failed Redis call at t (ns) and keeps away from Redis for the recheck period.
@@ -264,28 +312,54 @@ func (l *Limiter) reserveLocal(now time.Time) throttle.Reservation {
 		burst = max(1, int(float64(l.cfg.burst)*l.share()))
 	}
 	l.fallback.setRate(rate, burst)
-	return l.fallback.reserve(now)
+	r := l.fallback.reserve(now)
+	if !l.cfg.known {
+		l.sends.push(now.Add(r.Delay(now)).UnixNano(), l.epoch.Load())
+	}
+	return r
 }
 
-// reservation is one request booked in Redis. Its slot never moves.
+// reservation is one request booked in Redis. With a known rate its slot never moves; a learning
+// limiter's reservation moves with the shared rate.
 type reservation struct {
 	l        *Limiter
-	due      time.Time
-	booked   int64 // the booked slot t (µs, Redis time)
-	interval int64 // its interval (µs)
+	due      time.Time // as booked
+	booked   int64     // the booked slot t (µs, Redis time)
+	interval int64     // its interval (µs)
+	gen      *paceGen  // the pace generation it was booked in (nil: known rate)
 	once     sync.Once
 }
 
-// Delay reports how long after now the request must wait.
-func (r *reservation) Delay(now time.Time) time.Duration { return max(r.due.Sub(now), 0) }
+// Delay reports how long after now the request must wait. A learning limiter's reservation that
+// is still waiting when the shared rate changes moves as the schedule in Redis was re-spaced: from
+// the moment Redis took the new rate, the rest of its wait is scaled by old rate / new rate.
+func (r *reservation) Delay(now time.Time) time.Duration {
+	due := r.due
+	if r.gen != nil {
+		rate := 1e6 / float64(r.interval)
+		for g := r.gen.next.Load(); g != nil; g = g.next.Load() {
+			if due.After(g.at) {
+				due = g.at.Add(time.Duration(math.Ceil(float64(due.Sub(g.at)) * rate / g.rate)))
+			}
+			rate = g.rate
+		}
+	}
+	return max(due.Sub(now), 0)
+}
 
-// Changed returns nil: a slot booked in Redis never moves.
-func (r *reservation) Changed() <-chan struct{} { return nil }
+// Changed returns a channel closed when the shared rate next changes (learning limiters), or nil
+// with a known rate.
+func (r *reservation) Changed() <-chan struct{} {
+	if r.gen == nil {
+		return nil
+	}
+	return r.l.pace.Load().changed
+}
 
 // Cancel gives the slot back in Redis if no later one was booked; a no-op once due or when called
 // again.
 func (r *reservation) Cancel(now time.Time) {
-	if !now.Before(r.due) {
+	if r.Delay(now) == 0 {
 		return
 	}
 	r.once.Do(func() { r.l.cancel(now, r.booked, r.interval) })

@@ -26,9 +26,9 @@ const (
 	// DefaultHeadroom is the fraction below a server's advertised or measured rate at which a
 	// learning limiter paces (see WithHeadroom).
 	DefaultHeadroom = 0.01
-	// DefaultEpochGrace is how long after the last request booked before a cut its responses may
-	// still arrive and be ignored (see WithEpochGrace).
-	DefaultEpochGrace = 250 * time.Millisecond
+	// DefaultSharedPause is the shortest Retry-After that pauses the key for every process (see
+	// WithSharedPause).
+	DefaultSharedPause = 2 * time.Second
 	// DefaultForget is how long the learned state of a key stays in Redis after its last
 	// reservation (see WithForget).
 	DefaultForget = 10 * time.Minute
@@ -68,7 +68,7 @@ type config struct {
 	maxRate  float64
 	headroom float64
 	statuses []int
-	grace    time.Duration
+	pauseMin time.Duration
 	forget   time.Duration
 }
 
@@ -82,7 +82,7 @@ func defaultConfig() config {
 		maxRate:  DefaultMaxRate,
 		headroom: DefaultHeadroom,
 		statuses: []int{http.StatusTooManyRequests},
-		grace:    DefaultEpochGrace,
+		pauseMin: DefaultSharedPause,
 		forget:   DefaultForget,
 	}
 }
@@ -167,8 +167,8 @@ func WithFallbackShare(share float64) Option {
 
 // WithInitialRate sets the shared pace, in requests per second, a learning limiter starts from
 // when its key has no learned state in Redis (the first process, or after the state was forgotten
-// or Redis lost it). From there the pace doubles every ProbeInterval of use until the first
-// throttled response. The default is DefaultInitialRate (20/s); it must be finite and within the
+// or Redis lost it). From there the pace doubles every 100 ms of full use until the first
+// throttled response or advertised rate. The default is DefaultInitialRate (20/s); it must be finite and within the
 // rate bounds, else New fails with ErrInvalidOption. Ignored with WithRate.
 func WithInitialRate(ratePerSec float64) Option {
 	return optionFunc(func(c *config) error {
@@ -195,11 +195,11 @@ func WithRateBounds(minPerSec, maxPerSec float64) Option {
 	})
 }
 
-// WithHeadroom sets how far below the server's rate a learning limiter paces, as a fraction: 0.01
-// (the default, DefaultHeadroom) paces at 99% of a rate advertised in RateLimit-Policy or
-// X-RateLimit-Limit, and sets the pace after a throttle to 99% of the rate of successes measured
-// just before it. It must be in [0, 0.5], else New fails with ErrInvalidOption. Ignored with
-// WithRate (a known rate is paced exactly).
+// WithHeadroom sets how far below a rate the server advertises (RateLimit-Policy, or
+// X-RateLimit-Limit with a window) a learning limiter paces, as a fraction: 0.01 (the default,
+// DefaultHeadroom) paces at 99% of it. Headroom absorbs the jitter of the network, which bunches
+// requests that left evenly spaced. It must be in [0, 0.5], else New fails with ErrInvalidOption.
+// Ignored with WithRate (a known rate is paced exactly).
 func WithHeadroom(fraction float64) Option {
 	return optionFunc(func(c *config) error {
 		if !finite(fraction) || fraction < 0 || fraction > 0.5 {
@@ -229,17 +229,21 @@ func WithThrottleStatuses(codes ...int) Option {
 	})
 }
 
-// WithEpochGrace sets how long responses to requests booked before a cut may keep arriving after
-// the last of them was due: a throttled response within that epoch (up to the last booked slot
-// plus the grace) does not cut the shared rate again, since it answers a request sent at the old
-// pace. Set it to about the server's response time. The default is DefaultEpochGrace (250 ms); d
-// must be positive, else New fails with ErrInvalidOption. Ignored with WithRate.
-func WithEpochGrace(d time.Duration) Option {
+// WithSharedPause sets the shortest Retry-After on a throttled response that pauses the key for
+// every process, through Redis (the process that received it pauses anyway, in its Transport).
+// Shorter ones pause only that process: delay-seconds are whole seconds, so a Retry-After of 1
+// often stands for a moment (a token bucket that refills within milliseconds), and stopping every
+// process for a whole second would waste the quota they share; a longer one says that the quota
+// is gone for a while, which every process should hear at once rather than each from its own
+// throttled request. The default is DefaultSharedPause (2 s); 0 shares every Retry-After, and a
+// value above ratelimitheader.MaxDelay (24 h) shares none. d must not be negative, else New fails
+// with ErrInvalidOption.
+func WithSharedPause(d time.Duration) Option {
 	return optionFunc(func(c *config) error {
-		if d <= 0 {
-			return fmt.Errorf("%w: epoch grace %v", ErrInvalidOption, d)
+		if d < 0 {
+			return fmt.Errorf("%w: shared pause %v", ErrInvalidOption, d)
 		}
-		c.grace = d
+		c.pauseMin = d
 		return nil
 	})
 }

@@ -48,7 +48,6 @@ func TestNewErrors(t *testing.T) {
 		{"headroom", good, "k", []Option{WithHeadroom(0.6)}, ErrInvalidOption},
 		{"no statuses", good, "k", []Option{WithThrottleStatuses()}, ErrInvalidOption},
 		{"bad status", good, "k", []Option{WithThrottleStatuses(429, 99)}, ErrInvalidOption},
-		{"grace 0", good, "k", []Option{WithEpochGrace(0)}, ErrInvalidOption},
 		{"forget below 1ms", good, "k", []Option{WithForget(time.Microsecond)}, ErrInvalidOption},
 	}
 	for _, tt := range tests {

@@ -4,8 +4,8 @@ import "github.com/redis/go-redis/v9"
 
 // The Lua scripts. Each runs atomically in Redis, is sent once and then run by its SHA1
 // (EVALSHA; go-redis falls back to EVAL when Redis has lost its script cache, as after a
-// restart), and touches only the two keys of one limiter, which share a hash tag, so it also runs
-// on Redis Cluster.
+// restart), and touches only the keys of one limiter, which share a hash tag, so it also runs on
+// Redis Cluster.
 //
 // Time is Redis TIME in microseconds since the Unix epoch (or ARGV[1] when the caller passes an
 // explicit time, which tests do). Lua computes in doubles, exact for integers up to 2^53 (about
@@ -19,14 +19,87 @@ import "github.com/redis/go-redis/v9"
 //	pu  shared pause: no request is booked before it (µs)
 //	r   learned rate (requests/s)
 //	h   rate advertised by the server, after headroom (0: none)
-//	s   1 while in slow start (doubling), 0 after the first cut
-//	p   time of the last probe (µs); no probe before p + probe interval
-//	b   the rate set by the last cut or advertisement: the base of the additive steps
-//	k   probes since the last cut
-//	e   end of the current epoch: throttles before it do not cut again (µs)
-//	w   start of the success meter's current one-second window (µs)
-//	c0  successes reported in the current window, c1 in the previous one
-//	m0  when the meter started (µs)
+//	s   1 while in slow start (before the first cut or advertised rate), else 0
+//	m   the server's rate is below this: the rate that drew a throttle, or what the server
+//	    admitted between blackouts (0: not known yet)
+//	n   cuts since the last reported success (more than one: a blackout)
+//	cc  cuts so far: the epoch; a throttle cuts only if its request was booked in the current one
+//	g   when the rate last changed (µs)
+//	sc  successes reported so far
+//	be  when the last blackout ended (µs, 0: none yet), bs the successes reported by then
+//	mt  the success meter, packed with cmsgpack: {start of the current bucket (µs), index of the
+//	    current bucket, start of the meter (µs), 20 counts of 100 ms buckets}
+//
+// The learning law (rates in requests per second) is driven by the successes the processes
+// report, so that N processes together move the shared rate as fast as one process sending as much
+// would, not N times faster. Per reported success, while the pace binds (the last booked slot is
+// at most one interval old):
+//   - in slow start the rate grows by 2^(1/(rate*0.1 s)): it doubles every 100 ms at full use;
+//   - after a cut it recovers towards 98% of m, closing the gap by 1/(rate*0.3 s) of it (a time
+//     constant of 0.3 s at full use), and above that probes by 1% of m per second at full use;
+//   - it never exceeds the advertised rate h, nor the maximum, nor goes below the minimum (or h,
+//     when h is lower).
+//
+// When the rate changes, slots booked beyond now are re-spaced at the new rate: the next booking
+// starts where the booked requests end at the new pace (each process moves its own waiting
+// reservations likewise, see Limiter).
+
+// scriptPrelude is shared by the scripts that need the time and the success meter.
+const scriptPrelude = `
+local now = tonumber(ARGV[1])
+if now == 0 then
+  local tm = redis.call('TIME')
+  now = tonumber(tm[1]) * 1000000 + tonumber(tm[2])
+end
+local function int(x) return string.format('%d', x) end
+local BW, NB = 100000, 20
+-- meter returns the success meter unpacked from raw and advanced to now.
+local function meter(raw)
+  local m
+  if raw then
+    local okk, v = pcall(cmsgpack.unpack, raw)
+    if okk then m = v end
+  end
+  if type(m) ~= 'table' or #m ~= NB + 3 then
+    m = {now, 1, now}
+    for i = 1, NB do m[3 + i] = 0 end
+    return m
+  end
+  if now >= m[1] + BW then
+    local k = math.floor((now - m[1]) / BW)
+    if k >= NB then
+      for i = 1, NB do m[3 + i] = 0 end
+    else
+      for j = 1, k do
+        m[2] = m[2] % NB + 1
+        m[3 + m[2]] = 0
+      end
+    end
+    m[1] = m[1] + k * BW
+  end
+  return m
+end
+-- bucket is the count of the bucket j buckets before the current one.
+local function bucket(m, j) return m[3 + ((m[2] - 1 - j) % NB) + 1] end
+-- meter_rate returns the successes in the last second (the current partial bucket, the nine
+-- before it and the part of the tenth that falls in the second) and the span they cover.
+local function meter_rate(m)
+  local cnt = 0
+  for j = 0, 9 do cnt = cnt + bucket(m, j) end
+  cnt = cnt + bucket(m, 10) * (BW - (now - m[1])) / BW
+  return cnt, math.min(1000000, now - m[3])
+end
+-- meter_peak returns the most successes in any ten consecutive complete buckets (one second).
+local function meter_peak(m)
+  local best = 0
+  for s = 1, NB - 10 do
+    local c = 0
+    for j = 0, 9 do c = c + bucket(m, s + j) end
+    if c > best then best = c end
+  end
+  return best
+end
+`
 
 // reserveScript books one request.
 //
@@ -38,24 +111,24 @@ import "github.com/redis/go-redis/v9"
 //	ARGV[5] successes this process saw since its last call
 //	ARGV[6] advertised rate after headroom (0: none)
 //	ARGV[7] initial rate   ARGV[8] min rate   ARGV[9] max rate
-//	ARGV[10] probe interval (µs)   ARGV[11] additive step (fraction of b)
-//	ARGV[12] lifetime of learned state (ms)
-//	ARGV[13] process id ("" : no registration this call)   ARGV[14] live window (µs)
+//	ARGV[10] lifetime of learned state (ms)
+//	ARGV[11] process id ("" : no registration this call)   ARGV[12] live window (µs)
+//
+// A reported success after a blackout ends it: what the server admitted lately bounds its rate
+// (the most successes in any second of the meter and, when the previous blackout ended between
+// 0.5 s and 5 s ago, the successes since then over that time, which for a fixed window is its
+// quota per window), and m is lowered to that when it is lower.
 //
 // It returns {delay µs, booked slot t µs, interval µs, rate in µ-requests/s, live processes
-// (0 when not counted)}.
-var reserveScript = redis.NewScript(`
-local now = tonumber(ARGV[1])
-if now == 0 then
-  local tm = redis.call('TIME')
-  now = tonumber(tm[1]) * 1000000 + tonumber(tm[2])
-end
+// (0 when not counted), epoch cc, µs since the rate last changed}.
+var reserveScript = redis.NewScript(scriptPrelude + `
 local key = KEYS[1]
 local burst = tonumber(ARGV[4])
-local f = redis.call('HMGET', key, 't', 'pu', 'r', 'h', 's', 'p', 'b', 'k', 'w', 'c0', 'c1', 'm0')
+local f = redis.call('HMGET', key, 't', 'pu', 'r', 'h', 's', 'm', 'n', 'cc', 'sc', 'be', 'bs', 'mt', 'g')
 local tat = tonumber(f[1]) or 0
 local pu = tonumber(f[2]) or 0
 local interval, rate
+local g = tonumber(f[13]) or now
 local learning = ARGV[2] == '1'
 if not learning then
   interval = tonumber(ARGV[3])
@@ -64,71 +137,86 @@ else
   local ok = tonumber(ARGV[5])
   local adv = tonumber(ARGV[6])
   local lo, hi = tonumber(ARGV[8]), tonumber(ARGV[9])
-  local probe, step = tonumber(ARGV[10]), tonumber(ARGV[11])
   rate = tonumber(f[3])
-  local h, s, p, b, k, w, c0, c1, m0
+  local h, s, m, n, sc, be, bs
   if rate == nil then
     rate = tonumber(ARGV[7])
-    h, s, p, b, k, w, c0, c1, m0 = 0, 1, now, rate, 0, now, 0, 0, now
+    h, s, m, n, sc, be, bs = 0, 1, 0, 0, 0, 0, 0
   else
     h = tonumber(f[4]) or 0
     s = tonumber(f[5]) or 0
-    p = tonumber(f[6]) or now
-    b = tonumber(f[7]) or rate
-    k = tonumber(f[8]) or 0
-    w = tonumber(f[9]) or now
-    c0 = tonumber(f[10]) or 0
-    c1 = tonumber(f[11]) or 0
-    m0 = tonumber(f[12]) or now
+    m = tonumber(f[6]) or 0
+    n = tonumber(f[7]) or 0
+    sc = tonumber(f[9]) or 0
+    be = tonumber(f[10]) or 0
+    bs = tonumber(f[11]) or 0
   end
-  if now - w >= 1000000 then
-    local n = math.floor((now - w) / 1000000)
-    if n == 1 then c1 = c0 else c1 = 0 end
-    c0 = 0
-    w = w + n * 1000000
-  end
-  c0 = c0 + ok
-  if adv > 0 and adv ~= h then
-    h, rate, b, k, s, p = adv, adv, adv, 0, 0, now
-  end
-  -- probe upwards only while the pace is what holds requests back (the last booked slot is at
-  -- most one interval old) and responses are coming back, once per probe interval for all
-  -- processes together
-  if ok > 0 and now - p >= probe and tat + 1000000 / rate >= now then
-    if s == 1 then
-      rate = rate * 2
-    else
-      k = k + 1
-      rate = rate + b * step * (1 + k / 16)
+  local mt = meter(f[12])
+  local old = rate
+  if ok > 0 then
+    mt[3 + mt[2]] = mt[3 + mt[2]] + ok
+    sc = sc + ok
+    if n > 1 then
+      local admitted = meter_peak(mt)
+      local d = now - be
+      if be > 0 and d >= 500000 and d <= 5000000 then
+        admitted = math.min(admitted, (sc - bs) * 1000000 / d)
+      end
+      if admitted >= 8 and admitted < m then m = admitted end
+      be, bs = now, sc
     end
-    p = now
+    n = 0
   end
-  if h > 0 and rate > h then rate = h end
+  if adv > 0 and adv ~= h then
+    h = adv
+    if s == 1 then rate, s = adv, 0 end
+  end
+  local ceil = hi
+  if h > 0 and h < ceil then ceil = h end
+  if ok > 0 and tat + 1000000 / rate >= now then
+    if s == 1 then
+      rate = rate * math.min(2, 2 ^ (ok / (rate * 0.1)))
+    else
+      local target = ceil
+      if m > 0 and m * 0.98 < target then target = m * 0.98 end
+      if rate < target then
+        rate = rate + (target - rate) * math.min(1, ok / (rate * 0.3))
+        if target - rate < target * 0.001 then rate = target end
+      elseif m > 0 then
+        rate = rate + m * 0.01 * ok / rate
+      end
+    end
+  end
+  if rate > ceil then rate = ceil end
   if h > 0 and h < lo then lo = h end
-  if rate < lo then rate = lo elseif rate > hi then rate = hi end
+  if rate < lo then rate = lo end
+  if rate ~= old then
+    g = now
+    if tat > now then tat = now + math.ceil((tat - now) * old / rate) end
+  end
   interval = math.ceil(1000000 / rate)
-  redis.call('HSET', key, 'r', rate, 'h', h, 's', s, 'p', string.format('%d', p), 'b', b,
-    'k', k, 'w', string.format('%d', w), 'c0', c0, 'c1', c1, 'm0', string.format('%d', m0))
+  redis.call('HSET', key, 'r', rate, 'h', h, 's', s, 'm', m, 'n', n, 'sc', sc, 'be', int(be),
+    'bs', bs, 'mt', cmsgpack.pack(mt), 'g', int(g))
 end
 local base = math.max(tat, now, pu)
 local booked = base + interval
 local delay = booked - burst * interval - now
 if delay < 0 then delay = 0 end
-redis.call('HSET', key, 't', string.format('%d', booked))
+redis.call('HSET', key, 't', int(booked))
 if learning then
-  redis.call('PEXPIRE', key, ARGV[12])
+  redis.call('PEXPIRE', key, ARGV[10])
 else
   redis.call('PEXPIRE', key, math.floor((math.max(booked, pu) - now) / 1000) + 1)
 end
 local live = 0
-if ARGV[13] ~= '' then
-  local win = tonumber(ARGV[14])
-  redis.call('ZADD', KEYS[2], string.format('%d', now), ARGV[13])
-  redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', string.format('(%d', now - win))
+if ARGV[11] ~= '' then
+  local win = tonumber(ARGV[12])
+  redis.call('ZADD', KEYS[2], int(now), ARGV[11])
+  redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', '(' .. int(now - win))
   redis.call('PEXPIRE', KEYS[2], math.floor(win / 1000) + 1)
   live = redis.call('ZCARD', KEYS[2])
 end
-return {delay, booked, interval, math.floor(rate * 1000000 + 0.5), live}
+return {delay, booked, interval, math.floor(rate * 1000000 + 0.5), live, tonumber(f[8]) or 0, now - g}
 `)
 
 // cancelScript gives a booked slot back when no later request was booked after it (the state's t
@@ -148,77 +236,77 @@ return 0
 `)
 
 // throttledScript reports a throttled response: a Retry-After pauses the key for every process,
-// and a learning limiter cuts the shared rate, once per epoch.
+// and a learning limiter cuts the shared rate, once per epoch: only a throttle for a request
+// booked after the last cut (in epoch cc, as the reserve script told the process) cuts, so the
+// requests that were already booked or in flight at the old pace, whichever process holds them,
+// cut once between them.
 //
 //	KEYS[1] state hash
 //	ARGV[1] now (µs) or 0 for Redis TIME
 //	ARGV[2] mode: 0 known rate, 1 learning
-//	ARGV[3] Retry-After (µs, 0: none)
-//	ARGV[4] multiplicative cut (the rate is multiplied by at least this)
-//	ARGV[5] 1 - headroom   ARGV[6] min rate (or the advertised rate, when lower)
-//	ARGV[7] epoch grace (µs)
-//	ARGV[8] lifetime of learned state (ms)
+//	ARGV[3] Retry-After to share (µs, 0: none)
+//	ARGV[4] min rate (or the advertised rate, when lower)
+//	ARGV[5] the epoch the throttled request was booked in
+//	ARGV[6] lifetime of learned state (ms)
 //
-// The new rate is the rate of successes in the last second (as the processes reported them) times
-// 1 - headroom, kept between cut*rate and 0.98*rate; without enough successes to measure, it is
-// cut*rate. Requests already booked at the old pace keep their slots (they are spread over the
-// processes and cannot be moved), so the next booking starts where they would have ended at the
-// new pace, and the epoch lasts until the last of them was due plus the grace.
+// The cut (rate r before it): by 10%, or to 98% of the rate of successes reported over the last
+// second when that is lower (with at least 8 of them), but at most by half, except at the end of
+// the slow start, whose doubling can overshoot the server's rate many times over. A second cut with no
+// success reported since the first (a blackout: the server admits nothing for now, as in an
+// exhausted window) halves the rate and leaves m alone. Otherwise m becomes r, the rate that drew
+// the throttle, unless the server admitted more than r/0.9 in some second of the meter lately:
+// then this throttle is what is left of an earlier excess (a window still full of it) and m stays.
+// Slots booked beyond now are re-spaced at the new rate, and a new epoch begins.
 //
-// It returns {1 when the rate was cut else 0, rate in µ-requests/s (0: none learned)}.
-var throttledScript = redis.NewScript(`
-local now = tonumber(ARGV[1])
-if now == 0 then
-  local tm = redis.call('TIME')
-  now = tonumber(tm[1]) * 1000000 + tonumber(tm[2])
-end
+// It returns {1 when the rate was cut else 0, rate in µ-requests/s (0: none learned), epoch,
+// µs since the rate last changed}.
+var throttledScript = redis.NewScript(scriptPrelude + `
 local key = KEYS[1]
-local f = redis.call('HMGET', key, 't', 'pu', 'r', 'e', 'w', 'c0', 'c1', 'm0', 'h')
+local f = redis.call('HMGET', key, 't', 'pu', 'r', 'cc', 'h', 'n', 'm', 'mt', 'g', 's')
 local tat = tonumber(f[1]) or 0
 local pu = tonumber(f[2]) or 0
 local ra = tonumber(ARGV[3])
 local learning = ARGV[2] == '1'
+local ttl = tonumber(ARGV[6])
 if ra > 0 and now + ra > pu then
   pu = now + ra
-  redis.call('HSET', key, 'pu', string.format('%d', pu))
-  local ttl = math.floor((pu - now) / 1000) + 1
-  if learning then ttl = math.max(ttl, tonumber(ARGV[8])) end
-  if redis.call('PTTL', key) < ttl then redis.call('PEXPIRE', key, ttl) end
+  redis.call('HSET', key, 'pu', int(pu))
+  local need = math.floor((pu - now) / 1000) + 1
+  if learning and ttl > need then need = ttl end
+  if redis.call('PTTL', key) < need then redis.call('PEXPIRE', key, need) end
 end
 local rate = tonumber(f[3])
-if not learning or rate == nil then return {0, 0} end
-local e = tonumber(f[4]) or 0
-if now < e then return {0, math.floor(rate * 1000000 + 0.5)} end
-local w = tonumber(f[5]) or now
-local c0 = tonumber(f[6]) or 0
-local c1 = tonumber(f[7]) or 0
-local m0 = tonumber(f[8]) or now
-local el = now - w
-local cnt = 0
-if el < 1000000 then
-  cnt = c0 + c1 * (1000000 - el) / 1000000
-elseif el < 2000000 then
-  cnt = c0 * (2000000 - el) / 1000000
+if not learning or rate == nil then return {0, 0, 0, 0} end
+local cc = tonumber(f[4]) or 0
+if tonumber(ARGV[5]) ~= cc then return {0, math.floor(rate * 1000000 + 0.5), cc, now - (tonumber(f[9]) or now)} end
+local run = (tonumber(f[6]) or 0) + 1
+local m = tonumber(f[7]) or 0
+local nr
+if run > 1 then
+  nr = rate * 0.5
+else
+  local mt = meter(f[8])
+  local cnt, span = meter_rate(mt)
+  local peak = meter_peak(mt)
+  if peak < 8 or rate >= peak * 0.9 or m == 0 then m = rate end
+  nr = rate * 0.9
+  if cnt >= 8 and span >= 200000 then
+    nr = math.min(nr, cnt * 1000000 / span * 0.98)
+  end
+  if tonumber(f[10]) ~= 1 then nr = math.max(nr, rate * 0.5) end
 end
-local span = math.min(1000000, now - m0)
-local nr = rate * tonumber(ARGV[4])
-if cnt >= 5 and span >= 200000 then
-  local est = cnt * 1000000 / span * tonumber(ARGV[5])
-  nr = math.max(nr, math.min(est, rate * 0.98))
-end
-local lo = tonumber(ARGV[6])
-local h = tonumber(f[9]) or 0
+local lo = tonumber(ARGV[4])
+local h = tonumber(f[5]) or 0
 if h > 0 and h < lo then lo = h end
 nr = math.max(nr, lo)
 if nr > rate then nr = rate end
-local grace = tonumber(ARGV[7])
-local epoch = math.max(tat, now) + grace
 if tat > now then
   tat = now + math.ceil((tat - now) * rate / nr)
-  redis.call('HSET', key, 't', string.format('%d', tat))
+  redis.call('HSET', key, 't', int(tat))
 end
-redis.call('HSET', key, 'r', nr, 'b', nr, 'k', 0, 's', 0, 'e', string.format('%d', epoch),
-  'p', string.format('%d', epoch))
-redis.call('PEXPIRE', key, math.max(tonumber(ARGV[8]), math.floor((math.max(tat, pu) - now) / 1000) + 1))
-return {1, math.floor(nr * 1000000 + 0.5)}
+redis.call('HSET', key, 'r', nr, 'm', m, 'n', run, 's', 0, 'cc', cc + 1, 'g', int(now))
+local need = math.floor((math.max(tat, pu) - now) / 1000) + 1
+if ttl > need then need = ttl end
+redis.call('PEXPIRE', key, need)
+return {1, math.floor(nr * 1000000 + 0.5), cc + 1, 0}
 `)
