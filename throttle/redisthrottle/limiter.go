@@ -46,17 +46,17 @@ type Limiter struct {
 	// nowMicros, when set (by tests), gives the time the scripts use instead of Redis TIME.
 	nowMicros func(time.Time) int64
 
-	successes atomic.Int64  // successes not yet reported to Redis
-	advertise atomic.Uint64 // float64 bits: the server's advertised rate after headroom, 0 none
-	rate      atomic.Uint64 // float64 bits: the last shared rate (or the local one while down)
-	live      atomic.Int64  // live processes last counted in Redis (0: never counted)
-	lastReg   atomic.Int64  // ns on the caller's clock of the last registration
-	downUntil atomic.Int64  // ns on the caller's clock until which Redis is not tried
-	localCutUntil atomic.Int64 // ns on the caller's clock until which a local cut is not repeated
-	epoch         atomic.Int64 // the shared cut count as last heard from Redis
-	sends         sendRing     // booked requests not yet observed (learning limiters)
+	successes     atomic.Int64  // successes not yet reported to Redis
+	advertise     atomic.Uint64 // float64 bits: the server's advertised rate after headroom, 0 none
+	rate          atomic.Uint64 // float64 bits: the last shared rate (or the local one while down)
+	live          atomic.Int64  // live processes last counted in Redis (0: never counted)
+	lastReg       atomic.Int64  // ns on the caller's clock of the last registration
+	downUntil     atomic.Int64  // ns on the caller's clock until which Redis is not tried
+	localCutUntil atomic.Int64  // ns on the caller's clock until which a local cut is not repeated
+	epoch         atomic.Int64  // the shared cut count as last heard from Redis
+	sends         sendRing      // booked requests not yet observed (learning limiters)
 
-	paceMu sync.Mutex               // serialises new pace generations
+	paceMu sync.Mutex              // serialises new pace generations
 	pace   atomic.Pointer[paceGen] // the current pace generation (learning limiters)
 
 	fallback local
