@@ -39,6 +39,3 @@ func (c *circuit) success() {
 
 // failure opens the circuit for an interval from now.
 func (c *circuit) failure(now time.Time) { c.openUntil.Store(now.Add(c.interval).UnixNano()) }
-
-// open reports whether the circuit is open (a recent failure and no success since).
-func (c *circuit) open() bool { return c.openUntil.Load() != 0 }

@@ -74,7 +74,7 @@ func TestDeadlineAndCircuit(t *testing.T) {
 					return ds[0], time.Since(start)
 				}
 				synctest.Wait()
-				dials, read := fake.dials.Load(), fake.read.Load()
+				read := fake.read.Load()
 
 				// Redis hangs: the Apply gives up at the deadline and denies (fail-closed).
 				d, took := applyTimed()
@@ -86,7 +86,7 @@ func TestDeadlineAndCircuit(t *testing.T) {
 					t.Fatal("the Apply did not reach Redis")
 				}
 				// The circuit is open: decided at once, Redis left alone.
-				dials, read = fake.dials.Load(), fake.read.Load()
+				dials, read := fake.dials.Load(), fake.read.Load()
 				for range 3 {
 					time.Sleep(retry / 4)
 					if d, took := applyTimed(); took != 0 || d.Decision.Allowed {
