@@ -30,12 +30,15 @@ func (g *local) setRate(rate float64, burst int) {
 	g.interval = max(int64(math.Ceil(1e9/rate)), 1)
 }
 
-// reserve books one request at now.
-func (g *local) reserve(now time.Time) throttle.Reservation {
+// reserve books one request at now, due no earlier than notBefore (ns).
+func (g *local) reserve(now time.Time, notBefore int64) throttle.Reservation {
 	t := now.UnixNano()
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	booked := max(g.tat, t) + g.interval
+	if due := booked - g.burst*g.interval; due < notBefore {
+		booked += notBefore - due
+	}
 	g.tat = booked
 	due := booked - g.burst*g.interval
 	if due <= t {

@@ -54,6 +54,8 @@ type Limiter struct {
 	downUntil     atomic.Int64  // ns on the caller's clock until which Redis is not tried
 	localCutUntil atomic.Int64  // ns on the caller's clock until which a local cut is not repeated
 	epoch         atomic.Int64  // the shared cut count as last heard from Redis
+	lastDue       atomic.Int64  // ns on the caller's clock: the latest due time of a booked request
+	local         atomic.Bool   // the last reservation came from the fallback
 	sends         sendRing      // booked requests not yet observed (learning limiters)
 
 	paceMu sync.Mutex              // serialises new pace generations
@@ -168,7 +170,7 @@ func newLimiter(client redis.UniversalClient, key string, cfg config) (*Limiter,
 	l.args = []any{
 		0, mode, interval, cfg.burst, 0, 0.0,
 		cfg.initial, cfg.minRate, cfg.maxRate,
-		cfg.forget.Milliseconds(), "", LiveWindow.Microseconds(),
+		cfg.forget.Milliseconds(), "", LiveWindow.Microseconds(), 0,
 	}
 	return l, nil
 }
@@ -222,9 +224,22 @@ func (l *Limiter) Reserve(now time.Time) (throttle.Reservation, error) {
 		l.lastReg.Store(t)
 		args[10] = l.id
 	}
+	recovering := l.local.Load()
+	if recovering {
+		// the first reservation since the fallback served this process: not before the last
+		// request the fallback booked, plus an interval at the shared rate
+		args[12] = max(l.lastDue.Load()-t+int64(1e9/l.Rate()), 0) / int64(time.Microsecond)
+	}
+	start := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), l.cfg.timeout)
 	res, err := reserveScript.Run(ctx, l.client, l.keys, args...).Int64Slice()
 	cancel()
+	// Redis took the time somewhere during the call: counting the delay from the call's end
+	// rather than from now means the request is never early (explicit-time tests excepted).
+	took := time.Since(start)
+	if l.nowMicros != nil {
+		took = 0
+	}
 	if err == nil && len(res) != 7 {
 		err = errUnexpectedReply
 	}
@@ -237,6 +252,9 @@ func (l *Limiter) Reserve(now time.Time) (throttle.Reservation, error) {
 		return l.reserveLocal(now), nil
 	}
 	l.stats.redis.Add(1)
+	if recovering {
+		l.local.Store(false)
+	}
 	if res[4] > 0 {
 		l.live.Store(res[4])
 	}
@@ -244,12 +262,26 @@ func (l *Limiter) Reserve(now time.Time) (throttle.Reservation, error) {
 	if !l.cfg.known {
 		gen = l.learnRate(now.Add(-time.Duration(res[6])*time.Microsecond), float64(res[3])/1e6)
 		l.epoch.Store(res[5])
-		l.sends.push(t+res[0]*int64(time.Microsecond), res[5])
+	}
+	due := now.Add(took + time.Duration(res[0])*time.Microsecond)
+	l.noteDue(due.UnixNano())
+	if !l.cfg.known {
+		l.sends.push(due.UnixNano(), res[5])
 	}
 	if res[0] <= 0 {
 		return dueReservation{}, nil
 	}
-	return &reservation{l: l, due: now.Add(time.Duration(res[0]) * time.Microsecond), booked: res[1], interval: res[2], gen: gen}, nil
+	return &reservation{l: l, due: due, booked: res[1], interval: res[2], gen: gen}, nil
+}
+
+// noteDue records the due time (ns) of a booked request, if it is the latest.
+func (l *Limiter) noteDue(d int64) {
+	for {
+		old := l.lastDue.Load()
+		if d <= old || l.lastDue.CompareAndSwap(old, d) {
+			return
+		}
+	}
 }
 
 // paceGen is one generation of a learning limiter's shared rate, as this process heard it. A new
@@ -312,9 +344,17 @@ func (l *Limiter) reserveLocal(now time.Time) throttle.Reservation {
 		burst = max(1, int(float64(l.cfg.burst)*l.share()))
 	}
 	l.fallback.setRate(rate, burst)
-	r := l.fallback.reserve(now)
+	var notBefore int64
+	if !l.local.Swap(true) {
+		// the first local reservation since Redis served this process: not before the last
+		// request Redis booked for it, plus an interval at the local rate
+		notBefore = l.lastDue.Load() + int64(1e9/rate)
+	}
+	r := l.fallback.reserve(now, notBefore)
+	due := now.Add(r.Delay(now)).UnixNano()
+	l.noteDue(due)
 	if !l.cfg.known {
-		l.sends.push(now.Add(r.Delay(now)).UnixNano(), l.epoch.Load())
+		l.sends.push(due, l.epoch.Load())
 	}
 	return r
 }

@@ -113,6 +113,8 @@ end
 //	ARGV[7] initial rate   ARGV[8] min rate   ARGV[9] max rate
 //	ARGV[10] lifetime of learned state (ms)
 //	ARGV[11] process id ("" : no registration this call)   ARGV[12] live window (µs)
+//	ARGV[13] not due before now plus this (µs): the end of the process's local schedule after a
+//	         fallback, so that the two schedules do not overlap
 //
 // A reported success after a blackout ends it: what the server admitted lately bounds its rate
 // (the most successes in any second of the meter and, when the previous blackout ended between
@@ -200,6 +202,8 @@ else
 end
 local base = math.max(tat, now, pu)
 local booked = base + interval
+local floor = tonumber(ARGV[13])
+if floor > 0 and booked - burst * interval < now + floor then booked = now + floor + burst * interval end
 local delay = booked - burst * interval - now
 if delay < 0 then delay = 0 end
 redis.call('HSET', key, 't', int(booked))
