@@ -43,14 +43,14 @@
 //
 // # Keys
 //
-// Each (scope, key) state is a hash with the algorithm's registers; the sliding log adds a sorted
-// set of admission instants (score: the time in µs; member: the running total of admitted
+// Each (scope, key) state is a string key holding the algorithm's three integer registers; the
+// sliding log adds a sorted set of admission instants (score: the time in µs; member: the running total of admitted
 // requests), one entry per instant, never more than Limit of them. The names are
 //
-//	<prefix>{<tag>}<len(scope)>:<scope>:<key>:h   and   ...:z
+//	<prefix>{<tag>}<len(scope)>:<scope>:<key>:s   and   ...:z
 //
 // with the prefix of WithKeyPrefix ("steady:") and the hash tag of WithHashTag (default: the
-// request's key). Every write sets the keys to expire (PEXPIRE) when the state is back at its
+// request's key). Every write sets the keys to expire (SET PX, PEXPIRE) when the state is back at its
 // initial state, so idle keys cost Redis nothing; a denied request writes nothing.
 //
 // Redis Cluster routes a script by its keys, which must all hash to one slot: the part in braces

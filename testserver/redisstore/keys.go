@@ -5,10 +5,11 @@ import (
 	"strings"
 )
 
-// Key suffixes: every state has a hash (registers a, b, c); the sliding log also has a sorted set.
+// Key suffixes: every state has a string key holding its three registers; the sliding log also
+// has a sorted set.
 const (
-	suffixHash = ":h"
-	suffixLog  = ":z"
+	suffixState = ":s"
+	suffixLog   = ":z"
 )
 
 // tagOf returns the hash tag of a check: the configured function's (default: the key), cut at its
@@ -31,7 +32,7 @@ func (c *config) tagOf(rule, key string) string {
 //
 //	<prefix>{<tag>}<len(scope)>:<scope>:<key><suffix>
 //
-// for example steady:{ip:203.0.113.7}37:per-ip|token-bucket|100|60000000000|0:ip:203.0.113.7:h.
+// for example steady:{ip:203.0.113.7}37:per-ip|token-bucket|100|60000000000|0:ip:203.0.113.7:s.
 // The name is injective in (scope, key, suffix): the prefix is fixed and brace-free, the tag has no
 // '}', the scope's length is spelled out, and the suffix is the fixed-length end. The hash tag is
 // the part in braces, so every state of one tag lives in one Cluster slot.

@@ -268,7 +268,7 @@ func (s *Store) encode(checks []testserver.StoreCheck, cs []check, nowArg string
 		} else if s.sharded && tag != first {
 			return nil, nil, fmt.Errorf("%w: rule %q has tag %q, rule %q has %q (see WithHashTag)", ErrCrossSlot, checks[0].Rule, first, c.Rule, tag)
 		}
-		keys = append(keys, s.cfg.keyName(tag, c.Scope, c.Key, suffixHash))
+		keys = append(keys, s.cfg.keyName(tag, c.Scope, c.Key, suffixState))
 		if p.alg.kind == kindSlidingLog {
 			keys = append(keys, s.cfg.keyName(tag, c.Scope, c.Key, suffixLog))
 		}
