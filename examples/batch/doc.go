@@ -35,6 +35,23 @@
 // Without -rate (-rate 0) the client uses client.New's default pace, which reacts to what the
 // server says (Retry-After pauses the whole host).
 //
+// # A quota shared by several processes
+//
+// -shared redis://HOST:PORT/DB makes this run one of several batch processes (on one machine or
+// many) that share the target's quota through Redis (package throttle/redisthrottle): every
+// process given the same Redis URL and calling the same host paces against one schedule, kept in
+// the Redis key {steady:batch:HOST:PORT}. With -rate R they send R requests per second in total
+// (less the -margin), not R each; without -rate they learn the server's rate together, so a 429
+// seen by one of them slows them all. A line on stderr reports the processes seen on the quota and
+// the shared pace. If Redis is down or slow (no answer within 50 ms), each process paces itself
+// locally at its share of the rate (one over the number of processes last seen) and goes back to
+// Redis when it answers again; the run never waits on Redis longer than that, and never fails
+// because of it.
+//
+//	redis-server --port 6379 &
+//	go run ./examples/batch -url http://127.0.0.1:8080/items -rate 100 -n 1000 -shared redis://127.0.0.1:6379/0 &
+//	go run ./examples/batch -url http://127.0.0.1:8080/items -rate 100 -n 1000 -shared redis://127.0.0.1:6379/0
+//
 // # Retries
 //
 // A batch should survive a server that restarts under it. So the retry layer gets -attempts

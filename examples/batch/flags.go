@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/steadyhttp/steady/testserver"
 	"github.com/steadyhttp/steady/testserver/algorithm"
 )
@@ -64,6 +66,9 @@ type config struct {
 	idempotencyKeys bool
 	json            bool
 	server          serverConfig
+	// shared is the Redis of a quota shared with other processes (-shared); nil: not shared.
+	shared    *redis.Options
+	sharedURL string
 }
 
 // pacedRate is the rate the client paces itself at: -rate less the -margin; 0 when not known.
@@ -94,6 +99,7 @@ type flagValues struct {
 	timeout, maxDelay           time.Duration
 	idempotencyKeys, json       bool
 	server                      serverConfig
+	shared                      string
 }
 
 // newFlagSet declares the flags into v. It writes nothing: run prints errors and usage itself.
@@ -112,6 +118,7 @@ func newFlagSet(v *flagValues) *flag.FlagSet {
 	fs.DurationVar(&v.maxDelay, "max-delay", defaultMaxDelay, "cap of the exponential backoff between attempts")
 	fs.BoolVar(&v.idempotencyKeys, "idempotency-keys", false, "add an Idempotency-Key to POST and PATCH requests so they are retried after transport errors too")
 	fs.BoolVar(&v.json, "json", false, "print only one JSON line on stdout")
+	fs.StringVar(&v.shared, "shared", "", "share the target host's quota with every batch process given the same Redis `URL` (redis://HOST:PORT/DB): the pace of -rate, or the one they learn together, holds for all of them")
 	fs.StringVar(&v.server.algorithm, "server-algorithm", defaultServerAlgo, "embedded server's algorithm: "+strings.Join(algorithm.Names(), " | "))
 	fs.Int64Var(&v.server.limit, "server-limit", defaultServerLimit, "embedded server's limit: requests per window")
 	fs.DurationVar(&v.server.window, "server-window", defaultServerWin, "embedded server's window")
@@ -177,6 +184,11 @@ func parseFlags(args []string) (*config, error) {
 	if v.rate > 0 {
 		c.burst, c.margin = v.burst, v.margin
 	}
+	shared, err := parseShared(v.shared)
+	if err != nil {
+		return nil, err
+	}
+	c.shared, c.sharedURL = shared, v.shared
 	if v.url != "" {
 		u, err := parseTarget(v.url)
 		if err != nil {

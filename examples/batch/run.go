@@ -32,6 +32,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	defer base.CloseIdleConnections()
 	obs := &counter{}
 	opts := clientOptions(cfg, base, obs)
+	sh := openShared(cfg)
+	if sh != nil {
+		defer sh.close()
+		opts = append(opts, sh.option())
+	}
 	if err := client.Validate(opts...); err != nil {
 		fmt.Fprintf(stderr, "batch: %v\n", err)
 		return 2
@@ -58,12 +63,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		n: cfg.n, workers: cfg.workers, timeout: cfg.timeout, onDone: p.done}
 	res := r.run(ctx)
 	p.finish()
+	if sh != nil && !cfg.json {
+		sh.describe(stderr)
+	}
 
 	sum := &summary{
 		requests: cfg.n, succeeded: res.succeeded, failed: res.failures.count(),
 		throttled: obs.throttled.Load(), retries: obs.retries.Load(),
 		elapsed: res.elapsed, failures: res.failures.list(), cancelled: res.cancelled,
-		pace: pace{known: cfg.rate, paced: cfg.pacedRate(), margin: cfg.margin, burst: cfg.burst},
+		pace: pace{known: cfg.rate, paced: cfg.pacedRate(), margin: cfg.margin, burst: cfg.burst, shared: sh != nil},
 	}
 	if srv != nil {
 		sum.server = report(cfg.server, srv)

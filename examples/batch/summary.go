@@ -29,6 +29,7 @@ type pace struct {
 	paced  float64 // the rate the client paced at: known less the margin
 	margin float64
 	burst  int
+	shared bool // paced through a quota shared in Redis (-shared)
 }
 
 // rate is the achieved rate: succeeded requests per second of the run.
@@ -88,6 +89,9 @@ func (s *summary) paceLine() string {
 	if s.pace.known > 0 {
 		return fmt.Sprintf("pace:                told %g req/s, paced at %.4g req/s (margin %g%%), burst %d",
 			s.pace.known, s.pace.paced, 100*s.pace.margin, s.pace.burst)
+	}
+	if s.pace.shared {
+		return "pace:                not told: learned together by the processes sharing the quota (-shared)"
 	}
 	return "pace:                not told (client.New's default)"
 }
