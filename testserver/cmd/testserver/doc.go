@@ -43,6 +43,24 @@
 //	-upstream URL      reverse-proxy admitted requests to this http(s) URL [none: answer "ok"]
 //	-shutdown-timeout  how long SIGINT/SIGTERM waits for requests in progress [10s]
 //
+// Where per-key state lives (package github.com/steadyhttp/steady/testserver/redisstore):
+//
+//	-store memory|URL  memory, or redis://HOST:PORT/DB (rediss:// for TLS): every testserver on
+//	                   that Redis enforces one limit together; time comes from Redis, so their
+//	                   clocks need not agree. Rules must be decidable in whole microseconds
+//	                   within the store's exact bounds; others are refused at start [memory]
+//	-store-policy P    what decides while Redis is down or slower than -store-timeout:
+//	                   fallback (a local limiter) | fail-open | fail-closed [fallback]
+//	-store-fallback-share F
+//	                   fallback: the share of every limit this instance enforces alone; 1/N for
+//	                   N instances keeps their sum near the limit [1]
+//	-store-timeout D   deadline of each decision's round trip to Redis [50ms]
+//
+// With -store redis the server starts even when Redis is down (stderr says whether it answers),
+// keeps answering within -store-timeout by the policy while it is, reports each failure on stderr
+// (at most one a second: it leaves Redis alone for a second after one), and goes back to Redis
+// when it returns.
+//
 // On start it prints exactly one line to stdout, "listening on http://HOST:PORT" with the bound
 // address (so "-addr 127.0.0.1:0" reveals the port it picked), and nothing else; diagnostics go to
 // stderr. Besides the rate-limited application it serves GET /-/stats (the limiter's counters as

@@ -15,6 +15,7 @@ import (
 
 	"github.com/steadyhttp/steady/testserver"
 	"github.com/steadyhttp/steady/testserver/algorithm"
+	"github.com/steadyhttp/steady/testserver/redisstore"
 )
 
 // Defaults of the flags; doc.go documents them for users.
@@ -44,6 +45,10 @@ type options struct {
 	// Server settings given explicitly on the command line; they override the config file's.
 	status, maxKeys *int
 	headers         *bool
+
+	// store is where per-key state lives (store.go); redis is the opened Redis store, if any.
+	store storeOptions
+	redis *redisstore.Store
 }
 
 // flagValues holds the raw values the flag package fills in.
@@ -58,6 +63,8 @@ type flagValues struct {
 
 	status, maxKeys int
 	headers         bool
+
+	store storeFlagValues
 }
 
 // newFlagSet declares the flags into v.
@@ -80,6 +87,7 @@ func newFlagSet(v *flagValues) *flag.FlagSet {
 	fs.StringVar(&v.upstream, "upstream", "", "reverse-proxy admitted requests to this http(s) `URL` instead of answering \"ok\"")
 	fs.StringVar(&v.configPath, "config", "", "JSON config `file` with many rules (testserver.Config); SIGHUP reloads it")
 	fs.DurationVar(&v.shutdownTimeout, "shutdown-timeout", defaultShutdownTimeout, "how long SIGINT/SIGTERM waits for requests in progress")
+	declareStoreFlags(fs, &v.store)
 	return fs
 }
 
@@ -142,6 +150,11 @@ func parseArgs(args []string) (*options, error) {
 	if set["max-keys"] {
 		o.maxKeys = &v.maxKeys
 	}
+	store, err := parseStoreFlags(&v.store, set)
+	if err != nil {
+		return nil, err
+	}
+	o.store = store
 
 	if set["config"] {
 		if v.configPath == "" {

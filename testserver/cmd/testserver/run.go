@@ -51,6 +51,14 @@ func serve(ctx context.Context, o *options, stdout, stderr io.Writer, reload <-c
 			return err
 		}
 	}
+	st, err := o.openStore(cfg, stderr)
+	if err != nil {
+		return err
+	}
+	if st != nil {
+		defer st.Close() // after the limiter's Close: defers run last-in first-out
+		o.redis = st
+	}
 	l, err := o.newLimiter(cfg)
 	if err != nil {
 		return err
@@ -133,6 +141,9 @@ func (o *options) reload(l *testserver.Limiter, startup *testserver.Config, stde
 		return
 	}
 	cfg, err := loadConfig(o.configPath)
+	if err == nil {
+		err = o.checkStoreRules(cfg.Rules)
+	}
 	if err == nil {
 		if serr := l.SetRules(cfg.Rules); serr != nil {
 			err = fmt.Errorf("-config %s: %s", o.configPath, describeConfigError(serr))

@@ -1,0 +1,143 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/steadyhttp/steady/testserver"
+	"github.com/steadyhttp/steady/testserver/redisstore"
+)
+
+// storeMemory is the -store value of the default in-process store.
+const storeMemory = "memory"
+
+// storeFlags are the flags that only mean something with -store redis://.
+var storeFlags = []string{"store-policy", "store-fallback-share", "store-timeout"}
+
+// storeFlagValues holds the raw values of the store flags.
+type storeFlagValues struct {
+	store   string
+	policy  string
+	share   float64
+	timeout time.Duration
+}
+
+// declareStoreFlags declares the store flags into fs.
+func declareStoreFlags(fs *flag.FlagSet, v *storeFlagValues) {
+	fs.StringVar(&v.store, "store", storeMemory, "where per-key state lives: `memory`, or redis://HOST:PORT/DB (rediss:// for TLS) to share limits with every testserver on that Redis")
+	fs.StringVar(&v.policy, "store-policy", redisstore.Fallback.String(), "with -store redis: what decides while Redis is down or slower than -store-timeout: `fallback` (a local limiter), fail-open or fail-closed")
+	fs.Float64Var(&v.share, "store-fallback-share", 1, "with -store redis and the fallback policy: the `share` of every limit this instance enforces alone (1/N for N instances)")
+	fs.DurationVar(&v.timeout, "store-timeout", redisstore.DefaultTimeout, "with -store redis: the deadline of each decision's round trip to Redis")
+}
+
+// storeOptions are the parsed store flags.
+type storeOptions struct {
+	// url is the Redis URL; "" for the memory store.
+	url     string
+	policy  redisstore.Policy
+	share   float64
+	timeout time.Duration
+}
+
+// parseStoreFlags checks the store flags. Errors are *usageError naming the flag.
+func parseStoreFlags(v *storeFlagValues, set map[string]bool) (storeOptions, error) {
+	if v.store == storeMemory {
+		for _, name := range storeFlags {
+			if set[name] {
+				return storeOptions{}, badFlag(name, flagValue(v, name), "needs -store redis://HOST:PORT/DB")
+			}
+		}
+		return storeOptions{}, nil
+	}
+	shown := redact(v.store)
+	if !strings.HasPrefix(v.store, "redis://") && !strings.HasPrefix(v.store, "rediss://") {
+		return storeOptions{}, badFlag("store", shown, "want memory, or a redis:// or rediss:// URL such as redis://127.0.0.1:6379/0")
+	}
+	if _, err := redis.ParseURL(v.store); err != nil {
+		return storeOptions{}, badFlag("store", shown, "%v", err)
+	}
+	p, err := redisstore.ParsePolicy(v.policy)
+	if err != nil {
+		return storeOptions{}, badFlag("store-policy", v.policy, "want fallback, fail-open or fail-closed")
+	}
+	if !(v.share > 0 && v.share <= 1) {
+		return storeOptions{}, badFlag("store-fallback-share", fmt.Sprint(v.share), "must be more than 0 and at most 1")
+	}
+	if v.timeout <= 0 {
+		return storeOptions{}, badFlag("store-timeout", v.timeout.String(), "must be positive")
+	}
+	return storeOptions{url: v.store, policy: p, share: v.share, timeout: v.timeout}, nil
+}
+
+// flagValue returns the raw value of a store flag, for messages.
+func flagValue(v *storeFlagValues, name string) string {
+	switch name {
+	case "store-policy":
+		return v.policy
+	case "store-fallback-share":
+		return fmt.Sprint(v.share)
+	case "store-timeout":
+		return v.timeout.String()
+	}
+	return ""
+}
+
+// redact returns a URL with its password hidden (or s unchanged when it is not a URL).
+func redact(s string) string {
+	if u, err := url.Parse(s); err == nil {
+		return u.Redacted()
+	}
+	return s
+}
+
+// openStore opens the Redis store of -store (nil for memory) after checking that it decides the
+// rules exactly, and reports on stderr whether Redis answers: a server starts while Redis is
+// down and decides by -store-policy until it comes up. Redis failures are reported on stderr as
+// they happen (at most one per retry interval: the store leaves Redis alone in between).
+func (o *options) openStore(cfg *testserver.Config, stderr io.Writer) (*redisstore.Store, error) {
+	s := o.store
+	if s.url == "" {
+		return nil, nil
+	}
+	rules := []testserver.Rule{o.rule}
+	if cfg != nil {
+		rules = cfg.Rules
+	}
+	if err := o.checkStoreRules(rules); err != nil {
+		return nil, err
+	}
+	st, err := redisstore.Open(s.url,
+		redisstore.WithPolicy(s.policy), redisstore.WithFallbackShare(s.share), redisstore.WithTimeout(s.timeout),
+		redisstore.WithErrorHook(func(err error) {
+			fmt.Fprintf(stderr, "testserver: redis: %v; deciding by -store-policy %s for the next %v\n", err, s.policy, redisstore.DefaultRetryInterval)
+		}))
+	if err != nil {
+		return nil, usage(fmt.Errorf("-store: %w", err))
+	}
+	state := "answers"
+	if err := st.Ping(context.Background()); err != nil {
+		state = fmt.Sprintf("does not answer (%v): deciding by policy until it does", err)
+	}
+	fmt.Fprintf(stderr, "testserver: store %s (policy %s, fallback share %g, timeout %v): Redis %s\n",
+		redact(s.url), s.policy, s.share, s.timeout, state)
+	return st, nil
+}
+
+// checkStoreRules checks that the Redis store (if any) decides rules exactly; a *usageError
+// otherwise. The memory store decides any valid rule.
+func (o *options) checkStoreRules(rules []testserver.Rule) error {
+	if o.store.url == "" {
+		return nil
+	}
+	if err := redisstore.ValidateRules(rules); err != nil {
+		return usage(fmt.Errorf("-store %s cannot decide these rules exactly: %w", redact(o.store.url), err))
+	}
+	return nil
+}
