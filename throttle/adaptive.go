@@ -50,10 +50,13 @@ type Adaptive struct {
 	started bool
 	base    time.Time
 	now     int64 // the latest time seen, on the integer clock (kept monotonic)
+	// lastWait is when a reservation last had to wait: the pace, not the caller, set the rate.
+	lastWait int64
 
 	pacer pacer
 	sends sendRing
-	succ  meter
+	succ  meter   // successes
+	paces paceLog // recent paces
 	ctl   control
 }
 
@@ -112,7 +115,6 @@ func (a *Adaptive) clock(now time.Time) int64 {
 // markSent is called by the pacer, in order, for each request that comes due; a.mu is held.
 func (a *Adaptive) markSent(slot int64) {
 	a.sends.push(slot)
-	a.ctl.sent++
 }
 
 // Reserve books one request at now. It never fails.
@@ -123,10 +125,12 @@ func (a *Adaptive) Reserve(now time.Time) (Reservation, error) {
 	if a.ctl.decay(t) {
 		a.sends.reset()
 		a.succ.reset()
+		a.paces.reset()
 		a.setPace(t)
 	}
 	a.ctl.lastActive = t
 	if r := a.pacer.reserve(a, t); r != nil {
+		a.lastWait = t
 		return r, nil
 	}
 	return dueReservation{}, nil
@@ -154,8 +158,10 @@ func (a *Adaptive) Observe(now time.Time, resp *http.Response, err error) {
 	if !throttled {
 		a.succ.add(t)
 	}
-	a.ctl.observe(t, sent, throttled, info, a.sends.len(), &a.succ)
+	busy := a.pacer.pending > 0 || t-a.lastWait <= 2*a.pacer.interval
+	a.ctl.observe(t, sent, throttled, info, a.sends.len(), busy, &a.succ, &a.paces)
 	a.setPace(t)
+	a.paces.note(t, a.ctl.pace)
 }
 
 func (a *Adaptive) isThrottle(status int) bool {
@@ -176,18 +182,16 @@ func (a *Adaptive) isThrottle(status int) bool {
 }
 
 // setPace brings the pacer in line with the control state at t; a.mu is held. Waiting requests
-// are scheduled again only when their spacing or hold changed noticeably, so that a stream of
+// are scheduled again only when their spacing changed noticeably, so that a stream of
 // small adjustments does not wake every waiter on every response.
 func (a *Adaptive) setPace(t int64) {
 	iv := intervalOf(a.ctl.pace)
 	p := &a.pacer
-	hold := a.ctl.holdUntil
-	moved := hold > p.notBefore && hold > t
+	moved := false
 	if d := iv - p.interval; d > p.interval/100 || -d > p.interval/100 || (iv == 0) != (p.interval == 0) {
 		moved = true
 	}
 	p.interval = iv
-	p.notBefore = max(p.notBefore, hold)
 	if moved && p.head != nil {
 		p.reschedule(t)
 	}

@@ -99,3 +99,46 @@ func (m *meter) peak(t int64) (perSec float64, n int) {
 
 // reset forgets every event.
 func (m *meter) reset() { *m = meter{} }
+
+// paceLog remembers the lowest pace of each meter bucket of the last two seconds, so that the
+// limiter can tell whether it asked for more than the server admitted during a whole second.
+type paceLog struct {
+	mins    [meterBuckets]float64
+	cur     int
+	curEnd  int64
+	started bool
+	last    float64
+}
+
+// note records that the pace is p at t.
+func (l *paceLog) note(t int64, p float64) {
+	if !l.started {
+		l.started, l.curEnd, l.last = true, t+meterWidth, p
+		for i := range l.mins {
+			l.mins[i] = 0 // nothing is known of the time before the first note
+		}
+		l.mins[l.cur] = p
+		return
+	}
+	if t >= l.curEnd {
+		steps := min((t-l.curEnd)/meterWidth+1, meterBuckets)
+		for range steps {
+			l.cur = (l.cur + 1) % meterBuckets
+			l.mins[l.cur] = l.last // the pace held until now
+		}
+		l.curEnd += ((t-l.curEnd)/meterWidth + 1) * meterWidth
+	}
+	l.mins[l.cur] = min(l.mins[l.cur], p)
+	l.last = p
+}
+
+// min1 reports the lowest pace of the last meterSpan.
+func (l *paceLog) min1() float64 {
+	m := l.last
+	for i := range meterWindow {
+		m = min(m, l.mins[(l.cur-i+meterBuckets)%meterBuckets])
+	}
+	return m
+}
+
+func (l *paceLog) reset() { *l = paceLog{} }

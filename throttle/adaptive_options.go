@@ -20,7 +20,7 @@ const (
 	DefaultMaxRate = 100000.0
 	// DefaultHeadroom is the fraction below a server's declared or measured rate at which an
 	// Adaptive limiter paces (see WithHeadroom).
-	DefaultHeadroom = 0.01
+	DefaultHeadroom = 0.005
 	// DefaultDecayHalfLife is how fast what an Adaptive limiter learned fades while its key is quiet
 	// (see WithDecayHalfLife).
 	DefaultDecayHalfLife = time.Minute
@@ -87,8 +87,8 @@ func WithRateBounds(minPerSec, maxPerSec float64) AdaptiveOption {
 	})
 }
 
-// WithHeadroom sets how far below the server's rate the limiter paces, as a fraction: 0.01 (the
-// default, DefaultHeadroom) paces at 99% of a declared rate. Headroom absorbs the jitter of the
+// WithHeadroom sets how far below the server's rate the limiter paces, as a fraction: 0.005 (the
+// default, DefaultHeadroom) paces at 99.5% of a declared rate. Headroom absorbs the jitter of the
 // network, which bunches requests that left evenly spaced. It must be in [0, 0.5], else
 // NewAdaptive fails with ErrInvalidOption.
 func WithHeadroom(fraction float64) AdaptiveOption {

@@ -4,14 +4,12 @@ import "time"
 
 // pacer is the scheduler under an Adaptive limiter: an even spacing of one request per interval,
 // in the order of Reserve calls, on an integer clock (nanoseconds since the first now it sees),
-// like the leaky bucket's, but with an interval that can change at any time and a hold (notBefore)
-// before which no request goes. Requests whose time has not come are pending in a doubly linked
-// list in schedule order; when the interval or the hold changes, or a pending request is
+// like the leaky bucket's, but with an interval that can change at any time. Requests whose time has not come are pending in a doubly linked
+// list in schedule order; when the interval changes, or a pending request is
 // cancelled, the list is scheduled again and every reservation that moved is told through its
 // Changed channel. The pacer is not safe for concurrent use: Adaptive guards it with its mutex.
 type pacer struct {
-	interval  int64 // spacing in nanoseconds; 0 means no spacing
-	notBefore int64 // no request is scheduled before this instant (a hold)
+	interval int64 // spacing in nanoseconds; 0 means no spacing
 
 	hasLast bool
 	last    int64 // slot of the latest request that has come due
@@ -35,7 +33,7 @@ type adaptiveReservation struct {
 
 // next returns the slot the pacer gives a request that arrives at t behind the ones pending.
 func (p *pacer) nextSlot(t int64) int64 {
-	s := max(t, p.notBefore)
+	s := t
 	switch {
 	case p.tail != nil:
 		s = max(s, addSat(p.tail.slot, p.interval))
@@ -86,7 +84,7 @@ func (p *pacer) reschedule(t int64) {
 	p.settle(t)
 	prev, hasPrev := p.last, p.hasLast
 	for r := p.head; r != nil; r = r.next {
-		s := max(t, p.notBefore)
+		s := t
 		if hasPrev {
 			s = max(s, addSat(prev, p.interval))
 		}

@@ -215,7 +215,9 @@ func (c *simClient) runFor(t testing.TB, d time.Duration, workers int) {
 	for range workers {
 		wg.Go(func() {
 			for ctx.Err() == nil {
-				_ = c.do(ctx, start)
+				if err := c.do(ctx, start); err != nil {
+					return // the context ended, or the wait would outlast it
+				}
 			}
 		})
 	}
