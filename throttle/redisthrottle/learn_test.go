@@ -24,7 +24,7 @@ func packMeter(now time.Time, counts []int64) string {
 	vals := make([]int64, 3+nb)
 	vals[0], vals[1], vals[2] = now.UnixMicro(), 1, now.Add(-10*time.Second).UnixMicro()
 	for j, c := range counts {
-		vals[3+((1-1-j)%nb+nb)%nb] = c // bucket index 1 is current; j back wraps around
+		vals[3+((-j)%nb+nb)%nb] = c // Lua index 1 (Go 0) is current; j back wraps around
 	}
 	b := []byte{0xdc, 0, byte(len(vals))}
 	for _, v := range vals {
