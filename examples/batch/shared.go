@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -54,6 +55,8 @@ func openShared(cfg *config) *shared {
 	if cfg.shared == nil {
 		return nil
 	}
+	// go-redis logs every failed dial on stderr; the run reports Redis failures itself (describe).
+	redis.SetLogger(quietLogger{})
 	s := &shared{url: cfg.sharedURL, rdb: redis.NewClient(cfg.shared)}
 	var opts []redisthrottle.Option
 	if cfg.rate > 0 {
@@ -62,6 +65,11 @@ func openShared(cfg *config) *shared {
 	s.factory = redisthrottle.Factory(s.rdb, sharedPrefix, opts...)
 	return s
 }
+
+// quietLogger discards go-redis's internal log.
+type quietLogger struct{}
+
+func (quietLogger) Printf(context.Context, string, ...any) {}
 
 // option is the client option that paces every host through the shared quota.
 func (s *shared) option() client.Option {

@@ -25,6 +25,14 @@
 // of the rate (by default one over the number of processes it last saw on the key) and goes back
 // to Redis when Redis answers again.
 //
+// # Time and bounds
+//
+// The schedule runs on Redis TIME in whole microseconds since the Unix epoch, computed in Lua,
+// whose numbers are doubles: integers are exact up to 2^53 µs (the year 2255), and every stored
+// time is written as an integer. A known rate's interval is 1/rate rounded up to a microsecond
+// (never faster than asked), so rates run from MinRate (one request per 11.6 days) to MaxRate
+// (one per microsecond), and interval times burst must stay under 31 years.
+//
 // Requirements: Redis 5 or later (scripts that read TIME before writing), or a Redis Cluster (the
 // keys of one limiter share a hash tag). The package starts no goroutines; nothing needs closing
 // but the caller's Redis client.

@@ -33,7 +33,7 @@ const (
 )
 
 // Limiter is a throttle.Limiter whose state lives in Redis, so that every process that creates
-// one with the same key (and client options) paces against one shared budget. It also implements
+// one with the same key on the same Redis paces against one shared budget. It also implements
 // throttle.Learner. It is safe for concurrent use, starts no goroutines and holds nothing that
 // needs closing (the Redis client is the caller's). Create it with New.
 type Limiter struct {
@@ -84,9 +84,9 @@ type Limiter struct {
 //   - until the first throttle the rate doubles every 100 ms of full use (slow start);
 //   - a throttled response (429, or WithThrottleStatuses) to a request booked after the last cut
 //     cuts the shared rate (once per epoch: the requests booked at the old pace, whichever process
-//     holds them, do not cut again): to 98% of the rate of successes all processes saw in the last second,
-//     by 10% at least and by half at most, and by half again when throttles keep coming with no
-//     success in between;
+//     holds them, do not cut again): to 98% of the rate of successes all processes saw in the
+//     last second, by 10% at least and by half at most, and by half again when throttles keep
+//     coming with no success in between;
 //   - after a cut the rate recovers towards 98% of the rate that drew the throttle, then probes
 //     above it by 1% of it per second of full use;
 //   - a Retry-After of at least WithSharedPause (2 s) on a throttled response pauses the key for
@@ -104,8 +104,9 @@ type Limiter struct {
 // When Redis fails (an error, or no answer within WithTimeout, 50 ms by default), the limiter
 // serves reservations from a local GCRA at its share of the rate (WithFallbackShare) and tries
 // Redis again after WithRecheck (1 s); Reserve never blocks longer than the timeout and never
-// fails because of Redis. Reservations are due at the caller's time plus the delay Redis
-// computed, so the processes' clocks need not agree.
+// fails because of Redis. A reservation is due at the caller's time plus the time the call took
+// plus the delay Redis computed from its own clock, so the processes' clocks need not agree and a
+// request is never early.
 //
 // Cancel gives a reservation's slot back only while no later reservation of any process was
 // booked on the key and the schedule was not re-spaced since (it is the last one); otherwise the
@@ -126,11 +127,8 @@ func New(client redis.UniversalClient, key string, opts ...Option) (*Limiter, er
 
 // newConfig checks the client and applies the options.
 func newConfig(client redis.UniversalClient, opts []Option) (config, error) {
-	if client == nil {
-		return config{}, ErrNilClient
-	}
-	if !contextTimeouts(client) {
-		return config{}, ErrContextTimeoutDisabled
+	if err := checkClient(client); err != nil {
+		return config{}, err
 	}
 	cfg := defaultConfig()
 	for _, o := range opts {
@@ -175,17 +173,33 @@ func newLimiter(client redis.UniversalClient, key string, cfg config) (*Limiter,
 	return l, nil
 }
 
-// contextTimeouts reports whether client honours context deadlines, as far as can be told.
-func contextTimeouts(client redis.UniversalClient) bool {
+// checkClient refuses a nil client (typed or not) and one that, as far as can be told, ignores
+// context deadlines.
+func checkClient(client redis.UniversalClient) error {
+	timeouts := true
 	switch c := client.(type) {
+	case nil:
+		return ErrNilClient
 	case *redis.Client:
-		return c.Options().ContextTimeoutEnabled
+		if c == nil {
+			return ErrNilClient
+		}
+		timeouts = c.Options().ContextTimeoutEnabled
 	case *redis.ClusterClient:
-		return c.Options().ContextTimeoutEnabled
+		if c == nil {
+			return ErrNilClient
+		}
+		timeouts = c.Options().ContextTimeoutEnabled
 	case *redis.Ring:
-		return c.Options().ContextTimeoutEnabled
+		if c == nil {
+			return ErrNilClient
+		}
+		timeouts = c.Options().ContextTimeoutEnabled
 	}
-	return true
+	if !timeouts {
+		return ErrContextTimeoutDisabled
+	}
+	return nil
 }
 
 // Key is the Redis key of the limiter's state hash ("{key}").

@@ -28,6 +28,8 @@ func TestNewErrors(t *testing.T) {
 		{"ok", good, "k", nil, nil},
 		{"ok known", good, "k", []Option{WithRate(100, 5)}, nil},
 		{"nil client", nil, "k", nil, ErrNilClient},
+		{"typed nil client", (*redis.Client)(nil), "k", nil, ErrNilClient},
+		{"typed nil cluster client", (*redis.ClusterClient)(nil), "k", nil, ErrNilClient},
 		{"empty key", good, "", nil, ErrInvalidKey},
 		{"no context timeouts", noCtx, "k", nil, ErrContextTimeoutDisabled},
 		{"cluster without context timeouts", cluster, "k", nil, ErrContextTimeoutDisabled},
