@@ -16,8 +16,8 @@ var (
 	// ErrCrossSlot: with a Redis Cluster (or Ring) client, the checks of one Apply have different
 	// hash tags, so their keys may live on different nodes and cannot be decided by one script.
 	ErrCrossSlot = errors.New("redisstore: checks of one request have different hash tags")
-	// ErrReply: Redis answered the script with something the store does not understand (a script
-	// of another version under the same name, or a proxy in between). It counts as a Redis failure.
+	// ErrReply: Redis answered the script with a reply of the wrong shape (for example through a
+	// proxy that rewrites replies). It counts as a Redis failure.
 	ErrReply = errors.New("redisstore: unexpected script reply")
 )
 

@@ -39,10 +39,16 @@ func TestRedisStopRestart(t *testing.T) {
 	}
 
 	// Up: Redis decides.
+	if err := st.Ping(ctx); err != nil {
+		t.Fatalf("Ping with Redis up: %v", err)
+	}
 	if d := do(check("fallback"))[0]; !d.Decision.Allowed || d.Decision.Remaining != 3 || !d.Committed {
 		t.Fatalf("with Redis up: %+v", d)
 	}
 	srv.Stop()
+	if err := st.Ping(ctx); err == nil {
+		t.Fatal("Ping with Redis down: no error")
+	}
 
 	type want struct {
 		allowed, committed bool
@@ -78,6 +84,9 @@ func TestRedisStopRestart(t *testing.T) {
 	if c.Decided != 1 || c.Failures+c.Skipped != int64(len(steps)) || c.Failures < 1 || int64(hooked) != c.Failures ||
 		c.FailOpen != 3 || c.FailClosed != 2 || c.Fallback != 3 {
 		t.Fatalf("counters during the outage: %+v (hook saw %d failures)", c, hooked)
+	}
+	if s := st.Stats(); s.Keys != 1 { // the fallback store's one state
+		t.Fatalf("stats: %+v", s)
 	}
 
 	// Back up: go-redis reconnects, EVALSHA finds no script and EVAL reloads it; the first

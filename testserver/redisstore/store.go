@@ -176,13 +176,13 @@ func (s *Store) Apply(ctx context.Context, now time.Time, checks []testserver.St
 		}
 		nowArg = strconv.FormatInt(us, 10)
 	}
-	if !s.circuit.allow(time.Now()) {
-		s.skipped.Add(1)
-		return s.byPolicy(ctx, now, checks, cs)
-	}
 	keys, args, err := s.encode(checks, cs, nowArg)
 	if err != nil {
 		return nil, err
+	}
+	if !s.circuit.allow(time.Now()) {
+		s.skipped.Add(1)
+		return s.byPolicy(ctx, now, checks, cs)
 	}
 	cctx, cancel := context.WithTimeout(ctx, s.cfg.timeout)
 	reply, err := s.call(cctx, func(ctx context.Context) (any, error) { return script.Run(ctx, s.client, keys, args...).Result() })
@@ -197,6 +197,9 @@ func (s *Store) Apply(ctx context.Context, now time.Time, checks []testserver.St
 		}
 		if errors.Is(err, testserver.ErrClosed) {
 			return nil, err
+		}
+		if errors.Is(err, context.DeadlineExceeded) {
+			err = fmt.Errorf("no answer within %v: %w", s.cfg.timeout, err)
 		}
 		s.failures.Add(1)
 		s.circuit.failure(time.Now())
