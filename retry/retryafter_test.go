@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/steadyhttp/steady/internal/pipenet"
 	"github.com/steadyhttp/steady/retry"
 )
 
@@ -103,7 +104,7 @@ func TestRetryNeverArrivesBeforeRetryAfter(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				srv := &timedServer{fn: throttledOnce(tt.ra)}
-				tr, err := retry.NewTransport(servePipe(t, srv), retry.WithRetryAfterJitter(tt.jitter))
+				tr, err := retry.NewTransport(pipenet.Serve(t, srv), retry.WithRetryAfterJitter(tt.jitter))
 				require.NoError(t, err)
 				resp, err := tr.RoundTrip(must(http.NewRequest("GET", "http://api.test/", nil)))
 				require.NoError(t, err)
@@ -133,7 +134,7 @@ func TestRetryAfterOnEveryRetry(t *testing.T) {
 			}
 			return 200
 		}}
-		tr, err := retry.NewTransport(servePipe(t, srv), retry.WithRetryAfterJitter(0),
+		tr, err := retry.NewTransport(pipenet.Serve(t, srv), retry.WithRetryAfterJitter(0),
 			retry.WithBaseDelay(time.Second), retry.WithMaxDelay(time.Second))
 		require.NoError(t, err)
 		resp, err := tr.RoundTrip(must(http.NewRequest("PUT", "http://api.test/", strings.NewReader("v"))))
@@ -155,7 +156,7 @@ func TestExponentialBackoffBounds(t *testing.T) {
 			}
 			return 200
 		}}
-		tr, err := retry.NewTransport(servePipe(t, srv), retry.WithMaxAttempts(6),
+		tr, err := retry.NewTransport(pipenet.Serve(t, srv), retry.WithMaxAttempts(6),
 			retry.WithBaseDelay(time.Second), retry.WithMaxDelay(4*time.Second))
 		require.NoError(t, err)
 		resp, err := tr.RoundTrip(must(http.NewRequest("GET", "http://api.test/", nil)))
@@ -192,7 +193,7 @@ func TestRetryAfterNotWaitedOut(t *testing.T) {
 					return 429
 				}}
 				obs := &events{}
-				tr, err := retry.NewTransport(servePipe(t, srv), append(tt.opts, retry.WithObserver(obs))...)
+				tr, err := retry.NewTransport(pipenet.Serve(t, srv), append(tt.opts, retry.WithObserver(obs))...)
 				require.NoError(t, err)
 				ctx := context.Background()
 				if tt.timeout > 0 {
@@ -222,7 +223,7 @@ func TestMaxElapsedBoundsTheWholeRequest(t *testing.T) {
 			h.Set("Retry-After", "3")
 			return 429
 		}}
-		tr, err := retry.NewTransport(servePipe(t, srv), retry.WithMaxElapsed(8*time.Second),
+		tr, err := retry.NewTransport(pipenet.Serve(t, srv), retry.WithMaxElapsed(8*time.Second),
 			retry.WithRetryAfterJitter(0))
 		require.NoError(t, err)
 		start := time.Now()
@@ -246,7 +247,7 @@ func TestServerPacedRetriesDoNotSpendTheBudget(t *testing.T) {
 		}}
 		budget, err := retry.NewBudget(2, 1) // one retry of its own
 		require.NoError(t, err)
-		tr, err := retry.NewTransport(servePipe(t, srv), retry.WithBudget(budget))
+		tr, err := retry.NewTransport(pipenet.Serve(t, srv), retry.WithBudget(budget))
 		require.NoError(t, err)
 		resp, err := tr.RoundTrip(must(http.NewRequest("GET", "http://api.test/", nil)))
 		require.NoError(t, err)
@@ -264,7 +265,7 @@ func TestCancelDuringWaitReturnsPromptly(t *testing.T) {
 			return 503
 		}}
 		obs := &events{}
-		tr, err := retry.NewTransport(servePipe(t, srv), retry.WithObserver(obs))
+		tr, err := retry.NewTransport(pipenet.Serve(t, srv), retry.WithObserver(obs))
 		require.NoError(t, err)
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()

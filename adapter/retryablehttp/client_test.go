@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	steadyretry "github.com/steadyhttp/steady/adapter/retryablehttp"
+	"github.com/steadyhttp/steady/internal/pipenet"
 )
 
 // recorder answers the n-th request (from 0) with answer and records arrival times.
@@ -161,7 +162,7 @@ func TestClientNeverRetriesBeforeRetryAfter(t *testing.T) {
 					}
 					w.WriteHeader(http.StatusOK)
 				}}
-				c := client(servePipe(t, rec), tt.steady)
+				c := client(pipenet.Serve(t, rec), tt.steady)
 				req, err := hashicorp.NewRequest("GET", "http://api.test/", nil)
 				require.NoError(t, err)
 				resp, err := c.Do(req)
