@@ -220,12 +220,17 @@ func (l *Limiter) scriptNow(now time.Time) int64 {
 
 // Reserve books one request at now for the key, shared with every process using it. It makes one
 // Redis call (EVALSHA) with the limiter's timeout; when Redis fails, or failed less than the
-// recheck period ago, the reservation comes from the local fallback instead. It never returns an
-// error.
+// recheck period ago, the reservation comes from the local fallback instead (after the recheck
+// period one reservation tries Redis again while the others keep to the fallback). It never
+// returns an error.
 func (l *Limiter) Reserve(now time.Time) (throttle.Reservation, error) {
 	t := now.UnixNano()
-	if t < l.downUntil.Load() {
-		return l.reserveLocal(now), nil
+	if du := l.downUntil.Load(); du != 0 {
+		// Redis failed lately: after the recheck period one caller tries it again, the others
+		// keep to the fallback meanwhile.
+		if t < du || !l.downUntil.CompareAndSwap(du, t+int64(l.cfg.timeout)) {
+			return l.reserveLocal(now), nil
+		}
 	}
 	args := make([]any, len(l.args))
 	copy(args, l.args)
@@ -266,6 +271,9 @@ func (l *Limiter) Reserve(now time.Time) (throttle.Reservation, error) {
 		return l.reserveLocal(now), nil
 	}
 	l.stats.redis.Add(1)
+	if l.downUntil.Load() != 0 {
+		l.downUntil.Store(0)
+	}
 	if recovering {
 		l.local.Store(false)
 	}
