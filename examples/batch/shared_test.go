@@ -59,11 +59,12 @@ func TestSharedInProcess(t *testing.T) {
 	assert.Equal(t, 40, s.Succeeded)
 }
 
-// stallGaps reports, for every throttled arrival, whether a gap longer than burst/rate came among
-// the 2*burst arrivals before it: requests paced evenly at the rate get a 429 from a token bucket
-// of that burst only if they were held up that long on their way and arrived bunched, which on a
-// loaded machine happens when the processes are not scheduled for that long. Such 429s say
-// nothing about the pacing; any other does.
+// stallGaps records the server's arrivals to tell 429s caused by the pacing from 429s that came
+// within a second after a stall: a gap between two arrivals longer than burst/rate. Requests
+// paced evenly at the rate get a 429 from a token bucket of that burst only if they were held up
+// that long on their way and arrived bunched, which on a loaded machine happens when the
+// processes are not scheduled for that long. Such 429s say nothing about the pacing; any other
+// does.
 type stallGaps struct {
 	mu  sync.Mutex
 	evs []struct {
@@ -95,16 +96,17 @@ func (g *stallGaps) throttled(burst int64, rate float64) (n, afterStall int) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	limit := time.Duration(float64(burst) / rate * float64(time.Second))
+	var lastStall time.Time
 	for i, e := range g.evs {
+		if i > 0 && e.at.Sub(g.evs[i-1].at) > limit {
+			lastStall = e.at
+		}
 		if e.allowed {
 			continue
 		}
 		n++
-		for j := max(1, i-2*int(burst)); j <= i; j++ {
-			if g.evs[j].at.Sub(g.evs[j-1].at) > limit {
-				afterStall++
-				break
-			}
+		if !lastStall.IsZero() && e.at.Sub(lastStall) <= time.Second {
+			afterStall++
 		}
 	}
 	return n, afterStall

@@ -30,10 +30,15 @@ func explicit(l *Limiter) *Limiter {
 	return l
 }
 
-// mustNew is New that fails the test on error, with explicit time.
+// testTimeout is the Redis call deadline of explicit-time tests: long enough that a loaded machine
+// never turns a slow call into a fallback (tests that want the fallback stop Redis, or pass
+// WithTimeout themselves).
+const testTimeout = 5 * time.Second
+
+// mustNew is New that fails the test on error, with explicit time and testTimeout.
 func mustNew(t testing.TB, c redis.UniversalClient, key string, opts ...Option) *Limiter {
 	t.Helper()
-	l, err := New(c, key, opts...)
+	l, err := New(c, key, append([]Option{WithTimeout(testTimeout)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -122,27 +122,30 @@ func (a *arrivals) hook(now time.Time, _ *http.Request, res testserver.Result) {
 	a.mu.Unlock()
 }
 
-// stalls reports whether every throttled arrival followed a stall: a gap between two arrivals,
-// among the 2*burst before it, longer than burst/rate. Requests paced evenly at the rate reach a
-// token bucket of that burst without a 429 unless they are held up that long on their way and
-// then arrive together, which on a loaded machine happens when the test process (client and
-// server alike) is not scheduled for that long: the bucket then cannot cover the bunch. Such
+// stalls reports how many arrivals were throttled, and how many of those came within a second
+// after a stall: a gap between two arrivals longer than burst/rate. Requests paced evenly at the
+// rate reach a token bucket of that burst without a 429 unless they are held up that long on
+// their way and then arrive together, which on a loaded machine happens when the test process
+// (client and server alike) is not scheduled for that long: the bucket cannot cover the bunch,
+// and the 429s that follow (and the Retry-After pauses they bring) can last for a while. Such
 // 429s say nothing about the limiter; any other does.
 func (a *arrivals) stalls(burst int64, rate float64) (throttled, excused int, longest time.Duration) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	limit := time.Duration(float64(burst) / rate * float64(time.Second))
+	var lastStall time.Time
 	for i, e := range a.evs {
+		if i > 0 {
+			if gap := e.at.Sub(a.evs[i-1].at); gap > limit {
+				lastStall = e.at
+				longest = max(longest, gap)
+			}
+		}
 		if e.allowed {
 			continue
 		}
 		throttled++
-		gap := time.Duration(0)
-		for j := max(1, i-2*int(burst)); j <= i; j++ {
-			gap = max(gap, a.evs[j].at.Sub(a.evs[j-1].at))
-		}
-		longest = max(longest, gap)
-		if gap > limit {
+		if !lastStall.IsZero() && e.at.Sub(lastStall) <= time.Second {
 			excused++
 		}
 	}
@@ -169,14 +172,17 @@ func TestSharedKnownRate(t *testing.T) {
 			}))
 			var procs []*proc
 			for range 3 {
-				procs = append(procs, newProc(t, url, WithRate(rate, 1)))
+				// a deadline long enough that a loaded machine does not send a process to its
+				// fallback: this test is about the shared schedule (TestRedisStopsMidRun is
+				// about the fallback)
+				procs = append(procs, newProc(t, url, WithRate(rate, 1), WithTimeout(time.Second)))
 			}
 			var done atomic.Int64
 			elapsed := job(t, procs, workers, n, srv.URL()+"/item", &done)
 			st := srv.Stats().Server
 			ratio := elapsed.Seconds() / (float64(n) / rate)
 			throttled, excused, longest := arr.stalls(burst, rate)
-			t.Logf("server burst %d: %d requests in %v: %.3f x N/R; server admitted %d, throttled %d (%d after a stall; longest gap before a 429 %v)",
+			t.Logf("server burst %d: %d requests in %v: %.3f x N/R; server admitted %d, throttled %d (%d within a second after a stall; longest stall %v)",
 				burst, n, elapsed.Round(time.Millisecond), ratio, st.Admitted, st.Throttled, excused, longest.Round(time.Millisecond))
 			if st.Admitted != n || done.Load() != n {
 				t.Errorf("server admitted %d, %d done; want %d", st.Admitted, done.Load(), n)
@@ -188,8 +194,8 @@ func TestSharedKnownRate(t *testing.T) {
 				t.Errorf("elapsed %.3f x N/R, want <= 1.15", ratio)
 			}
 			for i, p := range procs {
-				if s := p.stats(); s.Redis == 0 {
-					t.Errorf("process %d: %+v, want reservations from Redis", i, s)
+				if s := p.stats(); s.Redis == 0 || s.Fallback != 0 {
+					t.Errorf("process %d: %+v, want every reservation from Redis", i, s)
 				}
 			}
 		})
