@@ -33,7 +33,7 @@
 // (never faster than asked), so rates run from MinRate (one request per 11.6 days) to MaxRate
 // (one per microsecond), and interval times burst must stay under 31 years.
 //
-// Requirements: Redis 5 or later (scripts that read TIME before writing), or a Redis Cluster (the
-// keys of one limiter share a hash tag). The package starts no goroutines; nothing needs closing
-// but the caller's Redis client.
+// Requirements: Redis 5 or later (scripts that read TIME before they write), standalone or
+// Cluster (the keys of one limiter share a hash tag). The package starts no goroutines; nothing
+// needs closing but the caller's Redis client.
 package redisthrottle
