@@ -55,8 +55,7 @@ type Adaptive struct {
 
 	pacer pacer
 	sends sendRing
-	succ  meter   // successes
-	paces paceLog // recent paces
+	hist  history
 	ctl   control
 }
 
@@ -115,6 +114,7 @@ func (a *Adaptive) clock(now time.Time) int64 {
 // markSent is called by the pacer, in order, for each request that comes due; a.mu is held.
 func (a *Adaptive) markSent(slot int64) {
 	a.sends.push(slot)
+	a.hist.sent(slot, a.pacer.interval)
 }
 
 // Reserve books one request at now. It never fails.
@@ -124,8 +124,7 @@ func (a *Adaptive) Reserve(now time.Time) (Reservation, error) {
 	t := a.clock(now)
 	if a.ctl.decay(t) {
 		a.sends.reset()
-		a.succ.reset()
-		a.paces.reset()
+		a.hist.reset()
 		a.setPace(t)
 	}
 	a.ctl.lastActive = t
@@ -156,12 +155,12 @@ func (a *Adaptive) Observe(now time.Time, resp *http.Response, err error) {
 	info := ratelimitheader.Parse(resp.Header, now)
 	throttled := a.isThrottle(resp.StatusCode)
 	if !throttled {
-		a.succ.add(t)
+		a.hist.success(t)
 	}
 	busy := a.pacer.pending > 0 || t-a.lastWait <= 2*a.pacer.interval
-	a.ctl.observe(t, sent, throttled, info, a.sends.len(), busy, &a.succ, &a.paces)
+	a.ctl.observe(t, sent, throttled, info, a.sends.len(), busy, &a.hist)
 	a.setPace(t)
-	a.paces.note(t, a.ctl.pace)
+	a.hist.paces.note(t, a.ctl.pace)
 }
 
 func (a *Adaptive) isThrottle(status int) bool {

@@ -53,10 +53,22 @@ const (
 	probeExp   = 0.25
 	probeAccel = float64(time.Second)
 	probeStep  = int64(100 * time.Millisecond)
+	// policyProbe is how fast, as a fraction of a declared rate per second, the rate grows back
+	// towards it after a cut.
+	policyProbe = 0.1
+	// pausedMargin is how far below the bound the rate returns to after a throttle that paused
+	// the key (a Retry-After): the success rate measured after a pause includes the burst that the
+	// server saved up meanwhile.
+	pausedMargin = 0.05
+	// pausingHold is how long the rate stays at the bound before probing while throttles come
+	// with Retry-After (each costs a pause of the key).
+	pausingHold = int64(20 * time.Second)
 	// cutMargin is how far below the measured success rate a cut sets the rate.
 	cutMargin = 0.02
 	// cutMin and cutMax bound a cut: the rate is multiplied by at least cutMin and at most cutMax.
 	cutMin, cutMax = 0.5, 0.9
+	// cutFar bounds the floor of a cut as a multiple of the measured success rate.
+	cutFar = 4.0
 	// blackoutCut multiplies the rate on every further cut of a blackout, and blackoutFloor
 	// bounds it below as a fraction of the last bound.
 	blackoutCut, blackoutFloor = 0.5, 1.0 / 32
@@ -64,6 +76,8 @@ const (
 	// fraction for the whole last second, the server was holding the client back, and what it
 	// admitted is its rate.
 	saturatedMargin = 0.05
+	// spreadCap bounds the spread of remaining quota, as a multiple of the rate the limiter keeps.
+	spreadCap = 4
 	// minMeasured is how many successes in the last second make the measured rate trustworthy.
 	minMeasured = 8
 )
@@ -86,6 +100,9 @@ type control struct {
 	pace  float64 // the rate the pacer keeps: rate, capped by the declared rate, raised by a spread
 
 	policy float64 // declared rate, clamped; 0 when none
+	// distrust is set when the server throttled us well below its declared rate: its
+	// declarations are ignored until what was learned is forgotten.
+	distrust bool
 	est    float64 // success rate measured at the last cut; 0 before any
 	wmax   float64 // upper bound of the server's rate: the pace that drew a throttle, or the peak
 	// recover is a rate to return to quickly (after slow start), 0 when none.
@@ -96,8 +113,11 @@ type control struct {
 
 	hasCut   bool
 	lastCut  int64
+	plateau  int64 // when the rate last returned to the bound after a cut: the probe's origin
 	epoch    int64 // throttles for requests sent before this belong to the last cut
 	lastGrow int64
+	// pausing tells whether the last throttle came with a Retry-After (so the key was paused).
+	pausing bool
 	// run counts the cuts since the last success: more than one means throttles keep coming with
 	// nothing admitted in between (a blackout, such as an exhausted window).
 	run int
@@ -141,9 +161,9 @@ func (c *control) ceiling() float64 {
 }
 
 // observe applies one response to the law. sent is when its request left (estimated), inflight
-// how many requests are still out, busy whether requests had to wait for the pace lately, succ
-// the meter of successes (already counting this response) and paces the recent paces.
-func (c *control) observe(t, sent int64, throttled bool, info ratelimitheader.Info, inflight int, busy bool, succ *meter, paces *paceLog) {
+// how many requests are still out, busy whether requests had to wait for the pace lately, h the
+// recent history (already counting this response).
+func (c *control) observe(t, sent int64, throttled bool, info ratelimitheader.Info, inflight int, busy bool, h *history) {
 	c.learnPolicy(info)
 	if c.phase == phaseCold {
 		c.phase = phaseSlowStart
@@ -158,16 +178,17 @@ func (c *control) observe(t, sent int64, throttled bool, info ratelimitheader.In
 		exhausted = c.learnRemaining(t, info, inflight)
 	}
 	if throttled {
+		c.pausing = info.HasRetryAfter
 		c.throttles++
-		c.cut(t, sent, succ, paces)
+		c.cut(t, sent, info.HasRetryAfter, h)
 	} else {
 		c.successes++
-		c.admitted(t, succ)
+		c.admitted(t, h)
 		if exhausted {
 			// The request took the last of the quota: the next one would be refused. Cut now,
 			// before a throttle does (and its Retry-After pauses the key): that is how limiters
 			// that share a key, and the headers, settle on shares that fit.
-			c.cut(t, sent, succ, paces)
+			c.cut(t, sent, false, h)
 		} else {
 			c.grow(t, busy)
 		}
@@ -179,7 +200,7 @@ func (c *control) observe(t, sent int64, throttled bool, info ratelimitheader.In
 // learnPolicy takes the server's declared rate from RateLimit-Policy or X-RateLimit-Limit with a
 // window, clamped to the bounds (a claim above the maximum is read as the maximum).
 func (c *control) learnPolicy(info ratelimitheader.Info) {
-	if info.Limit <= 0 || info.Window <= 0 {
+	if c.distrust || info.Limit <= 0 || info.Window <= 0 {
 		return
 	}
 	// A sliding window counter admits Limit-1 per window in the steady state, not Limit (its
@@ -213,10 +234,18 @@ func (c *control) learnPolicy(info ratelimitheader.Info) {
 // instead fed back: a success that took the last unit cuts the rate as a throttle does (before
 // the next request draws one), and a 429's Retry-After pauses the key until quota is back (the
 // Transport).
+//
+// Claims are not trusted blindly: the remaining count is clamped to the quota when one is
+// declared, and the spread to spreadCap times the rate the limiter already keeps, so a server that
+// claims a huge remainder does not unleash a burst.
 func (c *control) learnRemaining(t int64, info ratelimitheader.Info, inflight int) bool {
-	left := info.Remaining - int64(inflight)
+	r := info.Remaining
+	if info.Limit > 0 {
+		r = min(r, info.Limit)
+	}
+	left := r - int64(inflight)
 	if left > 0 && info.HasReset && info.Reset > 0 {
-		c.spread = min(float64(left)/info.Reset.Seconds(), c.cfg.maxRate)
+		c.spread = min(float64(left)/info.Reset.Seconds(), c.rate*spreadCap, c.cfg.maxRate)
 		c.spreadUntil = t + int64(info.Reset)
 	} else {
 		c.spread = 0
@@ -226,16 +255,12 @@ func (c *control) learnRemaining(t int64, info ratelimitheader.Info, inflight in
 
 // cut lowers the rate after a throttle, once per epoch: a throttle for a request sent before the
 // last cut belongs to the same epoch.
-func (c *control) cut(t, sent int64, succ *meter, paces *paceLog) {
+func (c *control) cut(t, sent int64, paused bool, h *history) {
 	if c.hasCut && sent < c.epoch {
 		return
 	}
 
 	cur := c.pace
-	// After slow start (or while still returning from it) the rate returns quickly to just under
-	// the new bound after the cut; so it does after a throttle that came although the pace was
-	// well below what the server admitted lately (see below).
-	recovering := c.phase == phaseSlowStart || c.recover > 0
 	c.phase = phaseSteady
 	c.hasCut, c.lastCut = true, t
 	c.recover = 0
@@ -247,32 +272,63 @@ func (c *control) cut(t, sent int64, succ *meter, paces *paceLog) {
 		c.epoch = t
 		return
 	}
-	// The server's rate is below the pace that drew the throttle and, when the pace stayed above
-	// what the server admitted for a whole second (it was holding us back), about the most it
-	// admitted in any second lately. (When the pace is well below that, the throttle is what is left of an
-	// earlier excess, such as a window still full of it, and the bound stays.) On a ramp the
-	// successes lag the pace, and only the pace bounds the rate.
-	if c.blackoutEnd > 0 && t-c.blackoutEnd < meterSpan {
-		// Within a second of a blackout: what is left of the excess that caused it (a sliding
-		// log forgets it entry by entry). The bound stays; the rate returns to it afterwards.
-		recovering = true
-	} else if peak, pn := succ.peak(t); pn < minMeasured || c.wmax == 0 || paces.min1() < peak*(1+saturatedMargin) {
-		c.wmax = cur
-	} else if cur >= peak*cutMax {
-		c.wmax = min(cur, peak)
-	} else {
-		recovering = true
+	// The bound: the server's rate is below the pace that drew the throttle and, when the pace
+	// stayed above what the server admitted for a whole second (it was holding us back), about
+	// the most it admitted in any second lately (on a ramp the successes lag the pace, and only
+	// the pace bounds the rate). When the pace is well below that, or within a second of a
+	// blackout, the throttle is what is left of an earlier excess (a window, a log still full of
+	// it) and the bound stays.
+	measured, n := h.measured(t)
+	if c.policy > 0 && c.throttles > c.successes {
+		// Throttled more often than admitted although the server declared its rate: the
+		// declaration is not to be trusted (a server behind with several clients on one key
+		// answers most requests and throttles a few). From now on it is ignored; the rate is learned as if
+		// the server said nothing, starting from what it admitted.
+		c.distrust, c.policy = true, 0
+		c.rate, c.wmax, c.recover = c.cfg.initialRate, 0, 0
+		if n >= minMeasured {
+			c.rate = measured * (1 - cutMargin)
+		}
+		c.phase = phaseSlowStart
+		c.newEpoch(t)
+		return
 	}
-	r := cur * cutMax
-	if measured, n := succ.rate(t); n >= minMeasured {
+	switch {
+	case c.blackoutEnd > 0 && t-c.blackoutEnd < meterSpan:
+		// keep the bound
+	case paused && n >= minMeasured:
+		// The throttle paused the key (Retry-After): every throttle now costs a pause, so the
+		// bound errs low, at what the server admitted (but no less than half the pace).
+		c.wmax = min(cur, max(measured, cur*cutMin))
+	default:
+		if peak, pn := h.peak(t); pn < minMeasured || c.wmax == 0 || h.paces.min1() < peak*(1+saturatedMargin) {
+			c.wmax = cur
+		} else if cur >= peak*cutMax {
+			c.wmax = min(cur, peak)
+		}
+	}
+	r, floor := cur*cutMax, cur*cutMin
+	if n >= minMeasured {
 		r = min(r, measured*(1-cutMargin))
+		// Far above what the server admits (a declared rate that was a lie), the floor gives
+		// way: no more than cutFar times the measured rate is kept.
+		floor = min(floor, measured*cutFar)
 		c.est = measured
 	} else {
 		c.est = r
 	}
-	c.rate = max(r, cur*cutMin)
-	if recovering {
-		c.recover = c.wmax * (1 - recoverMargin)
+	c.rate = max(r, floor)
+	if n >= minMeasured {
+		// The rate returns quickly to just under the bound, lingers there, then probes (see
+		// grow). Without a measurement (a burst of throttles at the start) it only probes.
+		margin := recoverMargin
+		if paused {
+			margin = pausedMargin // a throttle costs a pause: keep well clear
+		}
+		c.recover = c.wmax * (1 - margin)
+		if paused {
+			c.rate = min(c.rate, c.recover)
+		}
 	}
 	c.newEpoch(t)
 }
@@ -285,17 +341,19 @@ func (c *control) newEpoch(t int64) {
 }
 
 // admitted notes a success; one after a run of cuts ends a blackout.
-func (c *control) admitted(t int64, succ *meter) {
+func (c *control) admitted(t int64, h *history) {
 	if c.run > 1 {
 		// What the server admitted in the last seconds while we asked for more is an upper
 		// bound of its rate, tighter than the pace that drew the first throttle. The rate
 		// returns to just under it at once: backing off only served to notice the end of the
 		// blackout, and a window that has just opened should be used from its start.
-		if measured, n := succ.peak(t); n >= minMeasured && measured < c.wmax {
-			c.wmax, c.est = measured, measured
+		// (Without a measurement, the rate stays where backing off left it, and probes.)
+		if measured, n := h.peak(t); n >= minMeasured {
+			c.wmax, c.est = min(c.wmax, measured), measured
+			c.rate = max(c.rate, c.wmax*(1-recoverMargin))
 		}
-		c.rate = max(c.rate, c.wmax*(1-recoverMargin))
-		c.lastGrow, c.blackoutEnd = t, t
+		c.lastGrow, c.blackoutEnd, c.plateau = t, t, t
+		c.recover = 0
 	}
 	c.run = 0
 }
@@ -315,16 +373,32 @@ func (c *control) grow(t int64, busy bool) {
 		c.rate *= math.Exp2(float64(dt) / float64(dbl))
 		if top := c.wmax * (1 - recoverMargin); c.wmax > 0 && c.rate >= top {
 			// After a quiet spell: back where the last bound was; probe from there.
-			c.rate, c.phase, c.lastCut = top, phaseSteady, t
+			c.rate, c.phase, c.plateau = top, phaseSteady, t
 		}
+	case c.policy > 0:
+		// The server declared its rate: grow back towards it linearly, by the same amount per
+		// second for every limiter that shares the server (additive increase: with proportional
+		// cuts, their shares converge).
+		c.rate += policyProbe * c.policy * float64(dt) / 1e9
+		c.recover = 0
 	case c.recover > c.rate:
 		c.rate += (c.recover - c.rate) * min(1, float64(dt)/1e9/recoverTau)
 		if c.recover-c.rate < c.recover*1e-3 {
 			c.rate, c.recover = c.recover, 0
 		}
+		c.plateau = t
 	default:
-		s := float64(t-c.lastCut) / probeAccel
-		c.rate += probeGain * math.Pow(c.rate, probeExp) * (1 + s*s) * float64(dt) / 1e9
+		c.recover = 0
+		since := t - c.plateau
+		if c.pausing {
+			// A throttle costs a pause (Retry-After): stay just under the bound for a while
+			// before looking for more.
+			since -= pausingHold
+		}
+		if since > 0 {
+			s := float64(since) / probeAccel
+			c.rate += probeGain * math.Pow(c.rate, probeExp) * s * s * float64(dt) / 1e9
+		}
 	}
 }
 

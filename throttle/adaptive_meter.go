@@ -1,5 +1,7 @@
 package throttle
 
+import "time"
+
 // The success meter counts in meterBuckets buckets of meterWidth nanoseconds: two seconds of
 // history, read as rates over windows of meterSpan (one second, long enough to see a whole quota
 // window of the common per-second limits).
@@ -68,11 +70,15 @@ func (m *meter) rate(t int64) (perSec float64, n int) {
 	// elapsed part.
 	span := meterSpan - (m.curEnd - t)
 	span = min(span, t-m.first+meterWidth/2)
-	if span <= 0 || n == 0 {
-		return 0, n
+	if span < minSpan || n == 0 {
+		return 0, 0 // too short to say anything
 	}
 	return float64(n) * 1e9 / float64(span), n
 }
+
+// minSpan is the shortest time over which a rate is measured: over less, a server that was left
+// alone (a full bucket) admits a burst that says nothing of its rate.
+const minSpan = meterSpan / 4
 
 // peak reports the largest number of events in any meterSpan-long window (of whole buckets) of the
 // last two seconds, as a rate per second, and that number: the best the server admitted lately.
@@ -91,10 +97,34 @@ func (m *meter) peak(t int64) (perSec float64, n int) {
 		n = max(n, sum)
 	}
 	span := min(meterSpan, t-m.first+meterWidth/2)
-	if span <= 0 || n == 0 {
-		return 0, n
+	if span < minSpan || n == 0 {
+		return 0, 0
 	}
 	return float64(n) * 1e9 / float64(span), n
+}
+
+// rateBefore reports the events per second over the meterSpan before end (or since the first
+// event, when that is shorter), in whole buckets, and how many events that is. end must not be
+// before the start of the current bucket's window of history.
+func (m *meter) rateBefore(t, end int64) (perSec float64, n int) {
+	if !m.started {
+		return 0, 0
+	}
+	m.advance(t)
+	from := max(end-meterSpan, m.first)
+	for i := range meterBuckets {
+		bEnd := m.curEnd - int64(i)*meterWidth
+		bStart := bEnd - meterWidth
+		if bStart >= end || bEnd <= from {
+			continue
+		}
+		n += m.at(i)
+	}
+	span := end - from
+	if span < minSpan || n == 0 {
+		return 0, 0
+	}
+	return float64(n) * 1e9 / float64(span+meterWidth/2), n
 }
 
 // reset forgets every event.
@@ -142,3 +172,66 @@ func (l *paceLog) min1() float64 {
 }
 
 func (l *paceLog) reset() { *l = paceLog{} }
+
+// gapMin is the shortest pause in sending that history treats as a gap (see history.sent).
+const gapMin = int64(100 * time.Millisecond)
+
+// history is what an Adaptive limiter remembers of the recent past: its successes, its pace, and
+// when it last resumed sending after a gap. A gap (the key paused by a Retry-After, or the caller
+// idle) is no part of what the server admitted: rates are measured from its end when it is recent.
+type history struct {
+	succ      meter
+	paces     paceLog
+	successes int64
+
+	hasSent  bool
+	lastSent int64
+	hasGap   bool
+	gapEnd   int64 // when sending resumed after the last gap
+	gapSucc  int64 // successes counted then
+	// gapRate and gapN are the success rate and count of the second before the gap.
+	gapRate float64
+	gapN    int
+}
+
+// sent notes a request that came due at slot while the pacer's interval was interval.
+func (h *history) sent(slot, interval int64) {
+	if h.hasSent && slot-h.lastSent > max(4*interval, gapMin) {
+		h.hasGap, h.gapEnd, h.gapSucc = true, slot, h.successes
+		h.gapRate, h.gapN = h.succ.rateBefore(slot, h.lastSent+1)
+	}
+	h.hasSent, h.lastSent = true, slot
+}
+
+// success notes a successful response at t.
+func (h *history) success(t int64) {
+	h.succ.add(t)
+	h.successes++
+}
+
+// measured reports the rate of successes over the last second before t, or since the end of a gap
+// within it, and how many successes that is.
+func (h *history) measured(t int64) (perSec float64, n int) {
+	if h.hasGap && t-h.gapEnd < meterSpan {
+		// Right after a gap a server that was left alone admits a burst: a rate measured over
+		// less than a quarter of a second says little; the second before the gap says more.
+		d := t - h.gapEnd
+		if d < minSpan {
+			return h.gapRate, h.gapN
+		}
+		n = int(h.successes - h.gapSucc)
+		return float64(n) * 1e9 / float64(d), n
+	}
+	return h.succ.rate(t)
+}
+
+// peak reports the most successes in any second of the last two (see meter.peak) as a rate, or the
+// rate since the end of a gap less than a second ago.
+func (h *history) peak(t int64) (perSec float64, n int) {
+	if h.hasGap && t-h.gapEnd < meterSpan {
+		return h.measured(t)
+	}
+	return h.succ.peak(t)
+}
+
+func (h *history) reset() { *h = history{} }

@@ -28,6 +28,7 @@ type simServer struct {
 	status  int           // status of a throttled response
 	rtt     time.Duration // round-trip time, split evenly between the two ways
 	jitter  time.Duration // each way is late by up to jitter (uniform, seeded)
+	lie     func(http.Header) // when set, rewrites the headers of every response
 
 	mu       sync.Mutex
 	rng      *rand.Rand
@@ -113,6 +114,9 @@ func (s *simServer) decide() *http.Response {
 		ratelimitheader.Write(h, ratelimitheader.Fields{
 			Limit: d.Limit, Window: alg.Window(), Remaining: d.Remaining, Reset: d.ResetAfter, RetryAfter: d.RetryAfter,
 		})
+		if s.lie != nil {
+			s.lie(h)
+		}
 	}
 	return &http.Response{StatusCode: status, Header: h, Body: http.NoBody}
 }
