@@ -103,8 +103,8 @@ type control struct {
 	// distrust is set when the server throttled us well below its declared rate: its
 	// declarations are ignored until what was learned is forgotten.
 	distrust bool
-	est    float64 // success rate measured at the last cut; 0 before any
-	wmax   float64 // upper bound of the server's rate: the pace that drew a throttle, or the peak
+	est      float64 // success rate measured at the last cut; 0 before any
+	wmax     float64 // upper bound of the server's rate: the pace that drew a throttle, or the peak
 	// recover is a rate to return to quickly (after slow start), 0 when none.
 	recover float64
 

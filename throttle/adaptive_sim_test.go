@@ -25,9 +25,9 @@ import (
 // use.
 type simServer struct {
 	headers bool
-	status  int           // status of a throttled response
-	rtt     time.Duration // round-trip time, split evenly between the two ways
-	jitter  time.Duration // each way is late by up to jitter (uniform, seeded)
+	status  int               // status of a throttled response
+	rtt     time.Duration     // round-trip time, split evenly between the two ways
+	jitter  time.Duration     // each way is late by up to jitter (uniform, seeded)
 	lie     func(http.Header) // when set, rewrites the headers of every response
 
 	mu       sync.Mutex
