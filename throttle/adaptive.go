@@ -15,31 +15,45 @@ import (
 // implements Learner) and paces requests evenly, in FIFO order, just under that rate. Create one
 // with NewAdaptive, or one per key with AdaptiveFactory; the zero value is not usable.
 //
-// What it learns from, in order of authority (see adaptive_control.go for the control law):
+// What it learns from (the control law is described in full in adaptive_control.go):
 //
-//   - Retry-After is not its business: the Transport pauses the whole key first (Retry-After wins).
-//   - RateLimit-Policy / X-RateLimit-Limit with a window declare the server's rate: the limiter
-//     paces at that rate less the headroom (WithHeadroom), from the first response on.
-//   - RateLimit / X-RateLimit-Remaining with a reset say what is left: more left than the pace
-//     would spend before the reset is spread evenly over the time to the reset; nothing left
-//     (fewer remaining than requests in flight) holds new requests until the reset, bounded by the
-//     policy's window, and counts as a throttle.
-//   - A throttle status (429, see WithThrottleStatuses) cuts the rate, once per epoch: to just
-//     under the rate of successes measured over the last second (what the server admitted), and by
-//     at least 10%. A throttle answering a request sent before the last cut does not cut again.
-//   - Between throttles the rate recovers quickly to just under the last estimate of the server's
-//     rate, then probes above it slowly; before the first throttle, with no headers, it ramps up
-//     exponentially from the initial rate (doubling every 100 ms or two round trips).
+//   - Retry-After is not its business: the Transport pauses the whole key first (Retry-After
+//     wins). Throttles that come with one make the limiter more careful (see below).
+//   - RateLimit-Policy, or X-RateLimit-Limit with a window, declares the server's rate: from the
+//     first response on, the limiter paces at (limit-1)/window less the headroom (WithHeadroom),
+//     a pace that every algorithm sustains (a sliding window counter admits limit-1 per window).
+//   - RateLimit, or X-RateLimit-Remaining, with a reset, says what is left. Remaining quota only
+//     grants: more left than the pace would spend before the reset is spread evenly until then.
+//     It never slows the pace below the declared rate, because for a token bucket the reset is
+//     the time until the bucket is full while tokens come back all along, and for a window
+//     nothing comes back before it; the rule that is right for every algorithm is to pace at the
+//     declared rate and treat a response that took the last of the quota (r = 0) as a throttle.
+//   - A throttle (429, or a status of WithThrottleStatuses) cuts the rate, at most once per
+//     epoch (a throttle for a request sent before the cut belongs to it): to just under the rate
+//     of successes of the last second, what the server admitted, and by 10% to 50%. The rate then
+//     returns quickly to just under the bound the throttle revealed, lingers there, and probes
+//     above it, slowly at first. Throttles with nothing admitted in between (an exhausted
+//     window) back off fast and end with a return to what the server admitted.
+//   - With no declaration, the first responses start a slow start that doubles the rate every
+//     100 ms of full use until the first throttle (1,000/s is found in well under a second).
 //
-// Learned state is a few numbers and fixed-size rings: O(1) memory per limiter. While the key is
-// quiet it decays (WithDecayHalfLife), computed from now on the next Reserve, with no goroutine.
-// Rate is clamped to the bounds of WithRateBounds whatever the server claims; malformed headers
-// are ignored (the codec skips them field by field).
+// Requests in flight are accounted for: the remaining quota is counted less the requests the
+// server has not seen yet, and a throttle for a request sent before the last cut does not cut
+// again. Limiters that share a server converge towards equal shares: cuts are proportional to
+// the rate and growth is not (linear in the declared rate, or sublinear in the rate).
 //
-// Pacing is exact: integer nanoseconds, one request per interval, never a burst; when the rate
+// Claims are clamped (WithRateBounds), malformed fields ignored (the codec skips them), a
+// remaining count is capped by the declared quota and its spread by four times the current
+// rate, and a server that throttles more requests than it admits while declaring a rate is not
+// believed any more. Learned state is a few numbers and fixed-size rings (O(1) memory per
+// limiter); while the key is quiet it decays (WithDecayHalfLife), computed from now on the next
+// Reserve, with no goroutine.
+//
+// Pacing is exact: integer nanoseconds, one request per interval, never a burst. When the rate
 // changes, the requests already waiting are scheduled again and told through
-// Reservation.Changed, keeping their order. Cancelling a waiting reservation moves the ones behind
-// it up. Reserve never refuses.
+// Reservation.Changed, keeping their order; cancelling a waiting reservation moves the ones behind
+// it up. Reserve never refuses: the number of waiting requests is bounded by the callers (the
+// queue in front of the throttle).
 //
 // An Adaptive limiter is safe for concurrent use. It starts no goroutines and needs no Close.
 type Adaptive struct {
@@ -219,8 +233,9 @@ func (a *Adaptive) Rate() float64 {
 type AdaptiveStats struct {
 	// Rate is the pace the limiter keeps, in requests per second.
 	Rate float64
-	// ServerRate is the rate the server declared in its headers (RateLimit-Policy or
-	// X-RateLimit-Limit with a window), clamped to the rate bounds; 0 when none was seen.
+	// ServerRate is the rate the server declared in its headers (RateLimit-Policy, or
+	// X-RateLimit-Limit with a window), limit per window clamped to the maximum rate; 0 when none
+	// was seen, or when the server throttled more than it admitted and is not believed.
 	ServerRate float64
 	// Estimate is the rate of successes measured at the last throttle, the limiter's estimate of
 	// what the server admits when it does not say; 0 before the first throttle.
@@ -242,7 +257,7 @@ func (a *Adaptive) Stats() AdaptiveStats {
 	c := &a.ctl
 	return AdaptiveStats{
 		Rate:       c.pace,
-		ServerRate: c.policy,
+		ServerRate: c.declared,
 		Estimate:   c.est,
 		Successes:  c.successes,
 		Throttles:  c.throttles,

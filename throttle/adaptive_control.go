@@ -17,24 +17,39 @@ import (
 // a slow start, which doubles the rate every slowStartDoubling (or two round trips) of full use
 // until the first throttle (1,000/s is reached from 20/s in about 0.6 s).
 //
-// A throttle (429, or a status of WithThrottleStatuses) cuts the rate, at most once per epoch: a
-// throttle for a request sent before the last cut does not cut again, as those requests left
-// before the limiter knew (nor does one sent within two intervals after it, when the server may
-// not have recovered yet). The cut goes to just under the rate of successes of the last second
-// (what the server admitted, the estimate of its rate), and by 10% at least and 50% at most.
-// A throttle that follows a cut with nothing admitted in between is a blackout (an exhausted
-// window, which refuses everything until it ends): each further epoch halves the rate, down to a
-// 32nd of the last bound, so that waiting it out costs a handful of throttles; the first success
-// ends it, and the rate returns at once to just under the most the server admitted in any second
-// of the last two, so that the window that has just opened is used from its start.
+// Cuts. A throttle (429, or a status of WithThrottleStatuses), or a success that took the last of
+// the declared quota, cuts the rate, at most once per epoch: a throttle for a request sent before
+// the cut, or within two intervals after it (the server may not have recovered yet), belongs to
+// it. The cut goes to just under the rate of successes measured over the last second (what the
+// server admitted), by 10% at least and 50% at most (less than that when the pace was more than
+// four times what the server admitted: a declaration that was a lie). Measurements leave out
+// gaps in sending (the key paused by a Retry-After), and one over less than a quarter of a second
+// is no measurement: right after a gap, a server that was left alone admits a burst.
 //
-// Between throttles the rate probes upwards, while the pace is what holds requests back: by
-// probeGain*sqrt(rate) per second, faster and faster with the time since the last cut. Cuts are
-// proportional to the rate and growth is sublinear, so limiters that share a server drift towards
-// equal shares (as with AIMD's additive increase), and the acceleration leaves a low estimate
-// within seconds. Right after slow start, whose first throttle comes after the server's burst was
-// spent and the success rate lags the pace, the rate first returns quickly (time constant
-// recoverTau) to just under the pace that drew the throttle.
+// The bound. A cut also sets the bound wmax, the lowest pace known to draw throttles: the pace at
+// the cut or, when the pace stayed above what the server admitted for a whole second (it was
+// holding the client back), the most the server admitted in any second of the last two. A
+// throttle that came while the pace was well below that, or within a second of a blackout, is
+// what is left of an earlier excess (a window or a log still full of it) and leaves the bound.
+//
+// Recovery and probing. After a cut the rate returns quickly (time constant recoverTau) to just
+// under the bound, lingers there, then probes: it grows by probeGain*rate^probeExp*s^2 per
+// second, s seconds after it reached the bound, while the pace is what holds requests back.
+// Growth that is sublinear in the rate while cuts are proportional to it lets limiters that share
+// a server drift towards equal shares; under a declared rate the growth is linear in it
+// (policyProbe) and the same for all of them, which converges faster. When throttles come with a
+// Retry-After, each one pauses the key: the rate returns further below the bound (pausedMargin)
+// and waits pausingHold before it probes.
+//
+// Blackouts. A throttle that follows a cut with nothing admitted in between is a blackout (an
+// exhausted window refuses everything until it ends): each further epoch halves the rate, down to
+// a 32nd of the bound, so that waiting it out costs a handful of throttles; the first success
+// ends it, and the rate returns at once to just under the most the server admitted lately, so
+// that the window that has just opened is used from its start.
+//
+// Distrust. A server that throttles more requests than it admits while declaring a rate is not
+// believed: its declarations are ignored from then on (until the state is forgotten) and the rate
+// is learned as if it declared nothing.
 //
 // The declared rate caps every rate the law takes; remaining quota can raise the pace above it
 // (see learnRemaining); WithRateBounds clamps everything.
@@ -99,7 +114,8 @@ type control struct {
 	rate  float64 // the rate the law settled on
 	pace  float64 // the rate the pacer keeps: rate, capped by the declared rate, raised by a spread
 
-	policy float64 // declared rate, clamped; 0 when none
+	policy   float64 // rate paced under a declared rate (see learnPolicy), clamped; 0 when none
+	declared float64 // the declared rate itself (limit per window), clamped; 0 when none
 	// distrust is set when the server throttled us well below its declared rate: its
 	// declarations are ignored until what was learned is forgotten.
 	distrust bool
@@ -215,6 +231,7 @@ func (c *control) learnPolicy(info ratelimitheader.Info) {
 		return
 	}
 	c.policy = min(max(r, 1/ratelimitheader.MaxDelay.Seconds()), c.cfg.maxRate)
+	c.declared = min(float64(info.Limit)/info.Window.Seconds(), c.cfg.maxRate)
 }
 
 // learnRemaining applies the remaining quota and its reset; it reports whether the response took
@@ -284,7 +301,7 @@ func (c *control) cut(t, sent int64, paused bool, h *history) {
 		// declaration is not to be trusted (a server behind with several clients on one key
 		// answers most requests and throttles a few). From now on it is ignored; the rate is learned as if
 		// the server said nothing, starting from what it admitted.
-		c.distrust, c.policy = true, 0
+		c.distrust, c.policy, c.declared = true, 0, 0
 		c.rate, c.wmax, c.recover = c.cfg.initialRate, 0, 0
 		if n >= minMeasured {
 			c.rate = measured * (1 - cutMargin)

@@ -19,7 +19,8 @@ import (
 // algorithms (algorithm.New, Decide/Commit at the virtual now) and writes the real headers
 // (ratelimitheader.Write), behind a network with a round-trip time and jitter; clients made of the
 // real Throttle and Transport with Adaptive limiters, and workers that retry throttled requests
-// through them (every attempt is paced, as under the retry layer).
+// through them (every attempt is paced, as under the retry layer), after the retry layer's
+// backoff.
 
 // simServer is a rate-limited server reached over a simulated network. It is safe for concurrent
 // use.
@@ -132,6 +133,10 @@ type simClient struct {
 	lastDone  atomic.Int64 // virtual time of the last success, in ns since the run's start
 	// perSecond counts successes per second of the run, when recording.
 	perSecond []atomic.Int64
+	// noBackoff makes throttled requests retry at once (through the throttle) instead of backing
+	// off as a retry layer does.
+	noBackoff bool
+	rng       *rand.Rand // guarded by mu
 }
 
 func newSimClient(t testing.TB, s *simServer, seconds int, opts ...AdaptiveOption) *simClient {
@@ -170,7 +175,7 @@ func (c *simClient) do(ctx context.Context, start time.Time) error {
 	if err != nil {
 		return err
 	}
-	for {
+	for n := 1; ; n++ {
 		resp, err := c.tr.RoundTrip(req)
 		if err != nil {
 			return err
@@ -186,7 +191,33 @@ func (c *simClient) do(ctx context.Context, start time.Time) error {
 			return nil
 		}
 		c.throttled.Add(1)
+		if d := c.backoff(n); d > 0 {
+			t := time.NewTimer(d)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return ctx.Err()
+			case <-t.C:
+			}
+		}
 	}
+}
+
+// backoff is the wait before retry n, as examples/batch's retry layer waits when the response has
+// no Retry-After: drawn uniformly from [0, min(10s, 500ms*2^(n-1))] ("full jitter"), from a
+// seeded source. (A Retry-After is the Throttle's business here: it pauses the key.) Zero when the
+// client retries at once.
+func (c *simClient) backoff(n int) time.Duration {
+	if c.noBackoff {
+		return 0
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.rng == nil {
+		c.rng = rand.New(rand.NewPCG(3, 4))
+	}
+	ceil := min(10*time.Second, 500*time.Millisecond<<min(n-1, 10))
+	return time.Duration(c.rng.Int64N(int64(ceil) + 1))
 }
 
 // runBatch sends n logical requests through c with the given number of workers and returns when

@@ -136,7 +136,7 @@ func TestAdaptiveColdStart(t *testing.T) {
 		assert.Equal(t, time.Duration(i+1)*iv-ms(2), r.Delay(now), "request %d", i+1)
 	}
 	s := a.Stats()
-	assert.Equal(t, 99.0, s.ServerRate)
+	assert.Equal(t, 100.0, s.ServerRate)
 	assert.Equal(t, int64(1), s.Successes)
 	assert.Equal(t, 3, s.Waiting)
 	assert.Equal(t, 0, s.InFlight)
@@ -331,7 +331,7 @@ func TestAdaptiveLyingHeaders(t *testing.T) {
 		{"huge remaining spread no faster than 4x the rate", nil,
 			hdr("X-Ratelimit-Remaining", "999999999999", "X-Ratelimit-Reset", "1"), 4 * DefaultInitialRate, 0},
 		{"remaining above the declared quota is clamped to it", nil,
-			hdr("Ratelimit-Policy", `"p";q=10;w=60`, "Ratelimit", `"p";r=1000000;t=1`), 4 * 9.0 / 60 * (1 - DefaultHeadroom), 9.0 / 60},
+			hdr("Ratelimit-Policy", `"p";q=10;w=60`, "Ratelimit", `"p";r=1000000;t=1`), 4 * 9.0 / 60 * (1 - DefaultHeadroom), 10.0 / 60},
 		{"nothing left cuts; a huge reset holds nothing", nil,
 			hdr("X-Ratelimit-Remaining", "0", "X-Ratelimit-Reset", "99999999999"), cutMax * DefaultInitialRate, 0},
 	}
