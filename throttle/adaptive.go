@@ -136,9 +136,11 @@ func (a *Adaptive) Reserve(now time.Time) (Reservation, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	t := a.clock(now)
-	if a.ctl.decay(t) {
-		a.sends.reset()
-		a.hist.reset()
+	if changed, forgot := a.ctl.decay(t); changed {
+		if forgot {
+			a.sends.reset()
+			a.hist.reset()
+		}
 		a.setPace(t)
 	}
 	a.ctl.lastActive = t

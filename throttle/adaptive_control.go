@@ -184,10 +184,11 @@ func (c *control) observe(t, sent int64, throttled bool, info ratelimitheader.In
 	if c.phase == phaseCold {
 		c.phase = phaseSlowStart
 		c.lastGrow = t
-		if c.policy > 0 {
-			c.phase = phaseSteady
-			c.rate = c.ceiling()
-		}
+	}
+	if c.phase == phaseSlowStart && c.policy > 0 {
+		// A declared rate needs no search (at a cold start, or after a quiet spell).
+		c.phase = phaseSteady
+		c.rate = c.ceiling()
 	}
 	exhausted := false
 	if info.HasRemaining {
@@ -431,32 +432,35 @@ func (c *control) updatePace(t int64) {
 	}
 }
 
-// decay lets what was learned fade after a quiet spell ending at t; it reports whether the state
-// was forgotten altogether.
-func (c *control) decay(t int64) (forgot bool) {
+// decay lets what was learned fade after a quiet spell ending at t. It reports whether it changed
+// the pace, and whether it forgot everything (after twenty half-lives).
+//
+// Within that, the rate moves back towards the initial rate by half the distance per half-life,
+// and the limiter starts again as at a cold start, with a slow start that stops at the last
+// bound (the server's limit may have changed meanwhile: a throttle finds out if it fell, probing
+// if it rose; a declared rate is taken again from the next response).
+func (c *control) decay(t int64) (changed, forgot bool) {
 	if c.phase == phaseCold {
-		return false
+		return false, false
 	}
 	quiet := t - c.lastActive
 	hl := int64(c.cfg.halfLife)
 	if quiet <= 0 || quiet < hl/64 {
-		return false
+		return false, false
 	}
 	if quiet >= 20*hl {
 		s, th, cu := c.successes, c.throttles, c.cuts
 		c.init(c.cfg)
 		c.successes, c.throttles, c.cuts = s, th, cu
-		return true
+		return true, true
 	}
 	f := math.Exp2(-float64(quiet) / float64(hl))
 	init := c.cfg.initialRate
 	c.rate = init + (c.rate-init)*f
-	c.est *= f
-	c.wmax *= f
 	c.recover = 0
 	c.phase = phaseSlowStart
 	c.lastGrow = t
 	c.spread, c.spreadUntil = 0, 0
 	c.updatePace(t)
-	return false
+	return true, false
 }

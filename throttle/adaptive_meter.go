@@ -127,8 +127,6 @@ func (m *meter) rateBefore(t, end int64) (perSec float64, n int) {
 	return float64(n) * 1e9 / float64(span+meterWidth/2), n
 }
 
-// reset forgets every event.
-func (m *meter) reset() { *m = meter{} }
 
 // paceLog remembers the lowest pace of each meter bucket of the last two seconds, so that the
 // limiter can tell whether it asked for more than the server admitted during a whole second.
@@ -171,7 +169,6 @@ func (l *paceLog) min1() float64 {
 	return m
 }
 
-func (l *paceLog) reset() { *l = paceLog{} }
 
 // gapMin is the shortest pause in sending that history treats as a gap (see history.sent).
 const gapMin = int64(100 * time.Millisecond)

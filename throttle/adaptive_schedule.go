@@ -119,7 +119,6 @@ func (p *pacer) unlink(r *adaptiveReservation) {
 	}
 	r.prev, r.next, r.inList = nil, nil, false
 	p.pending--
-	r.notify() // a waiter selecting on Changed looks again (and finds it due or gone)
 }
 
 // notify closes r's Changed channel, if a waiter took one.

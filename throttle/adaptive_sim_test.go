@@ -141,8 +141,13 @@ type simClient struct {
 
 func newSimClient(t testing.TB, s *simServer, seconds int, opts ...AdaptiveOption) *simClient {
 	t.Helper()
+	return newSimClientWith(t, s, seconds, AdaptiveFactory(opts...))
+}
+
+// newSimClientWith is newSimClient with any limiter factory.
+func newSimClientWith(t testing.TB, s *simServer, seconds int, f func(string) (Limiter, error)) *simClient {
+	t.Helper()
 	c := &simClient{perSecond: make([]atomic.Int64, seconds+1)}
-	f := AdaptiveFactory(opts...)
 	th, err := New(WithLimiter(func(key string) (Limiter, error) {
 		l, err := f(key)
 		if a, ok := l.(*Adaptive); ok {

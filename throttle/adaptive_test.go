@@ -179,11 +179,12 @@ func TestAdaptivePacerSchedule(t *testing.T) {
 					slots[i] = rs[i].slot
 				}
 			}
-			var chans []<-chan struct{}
-			for _, r := range rs {
+			chans := make([]chan struct{}, len(rs))
+			before := make([]int64, len(rs))
+			for i, r := range rs {
 				if r != nil {
 					r.changed = make(chan struct{})
-					chans = append(chans, r.changed)
+					chans[i], before[i] = r.changed, r.slot
 				}
 			}
 			if tt.change > 0 {
@@ -202,6 +203,16 @@ func TestAdaptivePacerSchedule(t *testing.T) {
 				}
 				if tt.want[i] >= 0 {
 					assert.Equal(t, tt.want[i], slots[i], "slot of request %d", i)
+				}
+				if chans[i] != nil {
+					closed := false
+					select {
+					case <-chans[i]:
+						closed = true
+					default:
+					}
+					moved := i != tt.cancel && r.slot != before[i]
+					assert.Equal(t, moved, closed, "request %d is told exactly when it moves", i)
 				}
 			}
 			// Requests come due in order.
@@ -384,13 +395,20 @@ func TestAdaptiveDecay(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			a := learn(t)
-			_, _ = a.Reserve(at0.Add(ms(1) + tt.quiet))
+			now := at0.Add(ms(1) + tt.quiet)
+			_, _ = a.Reserve(now)
 			assert.InDelta(t, tt.wantRate, a.Rate(), 1e-6)
+			// The pacer keeps the decayed pace at once.
+			r, _ := a.Reserve(now)
+			assert.Equal(t, time.Duration(math.Round(1e9/tt.wantRate)), r.Delay(now))
 			if tt.forgotten {
 				assert.Zero(t, a.Stats().ServerRate)
 			} else {
 				assert.NotZero(t, a.Stats().ServerRate, "the declared rate is kept until forgotten")
 			}
+			// The next response that declares the rate brings the pace back to it.
+			a.Observe(now.Add(ms(1)), policyResponse(1001, time.Second, 500, time.Second), nil)
+			assert.InDelta(t, 1000*(1-DefaultHeadroom), a.Rate(), 1e-9)
 		})
 	}
 }
