@@ -5,7 +5,6 @@ import (
 	"math"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -27,7 +26,6 @@ type refLaw interface {
 // refLimiter paces at its law's rate with the Adaptive limiter's pacer (even, FIFO) and counts a
 // throttle only once per epoch, as Adaptive does: a request sent before the last cut does not cut.
 type refLimiter struct {
-	mu      sync.Mutex
 	a       *Adaptive // only for its clock, pacer and send ring
 	law     refLaw
 	lastCut int64
@@ -152,7 +150,9 @@ func TestAdaptiveCompareLaws(t *testing.T) {
 		{"aimd(+10/s per s, x0.5)", func(t testing.TB) Limiter {
 			return newRefLimiter(t, &aimd{r: DefaultInitialRate, alpha: 10, slowStart: true})
 		}},
-		{"cubic (AWS)", func(t testing.TB) Limiter { return newRefLimiter(t, &awsCubic{r: DefaultInitialRate, lastMax: DefaultInitialRate}) }},
+		{"cubic (AWS)", func(t testing.TB) Limiter {
+			return newRefLimiter(t, &awsCubic{r: DefaultInitialRate, lastMax: DefaultInitialRate})
+		}},
 	}
 	var table strings.Builder
 	for _, law := range laws {

@@ -127,7 +127,6 @@ func (m *meter) rateBefore(t, end int64) (perSec float64, n int) {
 	return float64(n) * 1e9 / float64(span+meterWidth/2), n
 }
 
-
 // paceLog remembers the lowest pace of each meter bucket of the last two seconds, so that the
 // limiter can tell whether it asked for more than the server admitted during a whole second.
 type paceLog struct {
@@ -168,7 +167,6 @@ func (l *paceLog) min1() float64 {
 	}
 	return m
 }
-
 
 // gapMin is the shortest pause in sending that history treats as a gap (see history.sent).
 const gapMin = int64(100 * time.Millisecond)
