@@ -57,8 +57,7 @@ import (
 //
 // An Adaptive limiter is safe for concurrent use. It starts no goroutines and needs no Close.
 type Adaptive struct {
-	cfg      adaptiveConfig
-	statuses [8]int // throttle statuses for a quick look-up (cfg.statuses when more)
+	cfg adaptiveConfig
 
 	mu      sync.Mutex
 	started bool
@@ -94,7 +93,6 @@ func NewAdaptive(opts ...AdaptiveOption) (*Adaptive, error) {
 		return nil, fmt.Errorf("%w: initial rate %v outside the bounds [%v, %v]", ErrInvalidRate, c.initialRate, c.minRate, c.maxRate)
 	}
 	a := &Adaptive{cfg: c}
-	copy(a.statuses[:], c.statuses)
 	a.pacer.sent = a.markSent
 	a.ctl.init(&a.cfg)
 	a.pacer.interval = intervalOf(a.ctl.pace)
@@ -179,16 +177,9 @@ func (a *Adaptive) Observe(now time.Time, resp *http.Response, err error) {
 	a.hist.paces.note(t, a.ctl.pace)
 }
 
+// isThrottle reports whether status is one of the throttle statuses.
 func (a *Adaptive) isThrottle(status int) bool {
-	if len(a.cfg.statuses) > len(a.statuses) {
-		for _, s := range a.cfg.statuses {
-			if s == status {
-				return true
-			}
-		}
-		return false
-	}
-	for _, s := range a.statuses {
+	for _, s := range a.cfg.statuses {
 		if s == status {
 			return true
 		}
