@@ -319,9 +319,15 @@ func (c *control) cut(t, sent int64, paused bool, h *history) {
 		// bound errs low, at what the server admitted (but no less than half the pace).
 		c.wmax = min(cur, max(measured, cur*cutMin))
 	default:
-		if peak, pn := h.peak(t); pn < minMeasured || c.wmax == 0 || h.paces.min1() < peak*(1+saturatedMargin) {
+		peak, pn := h.peak(t)
+		switch {
+		case pn < minMeasured || c.wmax == 0:
 			c.wmax = cur
-		} else if cur >= peak*cutMax {
+		case cur < peak*cutMax:
+			// keep the bound: what is left of an earlier excess
+		case h.paces.min1() < peak*(1+saturatedMargin):
+			c.wmax = cur // not held back for a whole second: only the pace bounds the rate
+		default:
 			c.wmax = min(cur, peak)
 		}
 	}
@@ -365,13 +371,16 @@ func (c *control) admitted(t int64, h *history) {
 		// bound of its rate, tighter than the pace that drew the first throttle. The rate
 		// returns to just under it at once: backing off only served to notice the end of the
 		// blackout, and a window that has just opened should be used from its start.
-		// (Without a measurement, the rate stays where backing off left it, and probes.)
+		// Without a measurement (too little was sent lately: the callers backed off too), it
+		// returns there quickly instead, bounded by what was measured at the blackout's start.
+		c.lastGrow, c.blackoutEnd, c.plateau = t, t, t
+		c.recover = 0
 		if measured, n := h.peak(t); n >= minMeasured {
 			c.wmax, c.est = min(c.wmax, measured), measured
 			c.rate = max(c.rate, c.wmax*(1-recoverMargin))
+		} else if c.est > 0 {
+			c.recover = min(c.wmax, c.est) * (1 - recoverMargin)
 		}
-		c.lastGrow, c.blackoutEnd, c.plateau = t, t, t
-		c.recover = 0
 	}
 	c.run = 0
 }

@@ -220,12 +220,9 @@ func (h *history) measured(t int64) (perSec float64, n int) {
 	return h.succ.rate(t)
 }
 
-// peak reports the most successes in any second of the last two (see meter.peak) as a rate, or the
-// rate since the end of a gap less than a second ago.
+// peak reports the most successes in any second of the last two (see meter.peak) as a rate. A gap
+// only lowers the count of the seconds it overlaps, which the maximum passes over.
 func (h *history) peak(t int64) (perSec float64, n int) {
-	if h.hasGap && t-h.gapEnd < meterSpan {
-		return h.measured(t)
-	}
 	return h.succ.peak(t)
 }
 
