@@ -253,6 +253,10 @@ func (c *control) learnPolicy(info ratelimitheader.Info) {
 // the next request draws one), and a 429's Retry-After pauses the key until quota is back (the
 // Transport).
 //
+// There is no burst allowance beyond the spread: a burst on top of the declared pace would stay in
+// a sliding log (or weigh in a window counter) for a whole window, where the pace already uses all
+// but one request of the quota; spreading the surplus evenly is what every algorithm takes.
+//
 // Claims are not trusted blindly: the remaining count is clamped to the quota when one is
 // declared, and the spread to spreadCap times the rate the limiter already keeps, so a server that
 // claims a huge remainder does not unleash a burst.
