@@ -68,3 +68,34 @@ func (e *WouldExceedDeadlineError) Is(target error) bool { return target == cont
 
 // Timeout reports true: the error is a timeout, as context.DeadlineExceeded is.
 func (e *WouldExceedDeadlineError) Timeout() bool { return true }
+
+// ErrWaitTooLong is the sentinel every *WaitTooLongError matches with errors.Is.
+var ErrWaitTooLong = errors.New("throttle: wait too long")
+
+// WaitTooLongError is returned by a Throttle's wait that refused up front because the predicted
+// wait, for a pause of the key (a server's Retry-After) or for the key's limiter, is longer than the
+// Throttle's maximum (WithMaxWait). Whatever the wait had reserved has been given back and nothing
+// was sent. It matches ErrWaitTooLong with errors.Is.
+type WaitTooLongError struct {
+	// Key is the key the request waited for.
+	Key string
+	// Wait is the predicted wait.
+	Wait time.Duration
+	// Max is the Throttle's maximum wait.
+	Max time.Duration
+	// Paused reports whether the wait was a pause of the key (a server's Retry-After, or Pause)
+	// rather than the key's pace.
+	Paused bool
+}
+
+// Error describes the refusal.
+func (e *WaitTooLongError) Error() string {
+	what := "pace"
+	if e.Paused {
+		what = "pause (the server's Retry-After)"
+	}
+	return fmt.Sprintf("throttle: %q would wait %v for its %s, longer than the maximum wait of %v", e.Key, e.Wait.Round(time.Millisecond), what, e.Max)
+}
+
+// Is reports whether target is ErrWaitTooLong.
+func (e *WaitTooLongError) Is(target error) bool { return target == ErrWaitTooLong }

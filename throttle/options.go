@@ -18,6 +18,7 @@ type config struct {
 	factory func(key string) (Limiter, error)
 	maxKeys int
 	onWait  func(req *http.Request, key string, waited time.Duration)
+	maxWait time.Duration
 }
 
 type optionFunc func(*config)
@@ -66,4 +67,14 @@ func WithMaxKeys(n int) Option {
 // req. The default, like nil, observes nothing and reads no extra clock.
 func WithWaitObserver(f func(req *http.Request, key string, waited time.Duration)) Option {
 	return optionFunc(func(c *config) { c.onWait = f })
+}
+
+// WithMaxWait bounds how long a request waits for its key: when the predicted wait, for a pause of
+// the key (a server's Retry-After) or for the key's limiter, is longer than d, the wait refuses at
+// once with *WaitTooLongError instead of sleeping (the Transport closes the request body and
+// sends nothing). A waiting request whose predicted wait grows past d (a longer pause, a slower
+// learned pace) is refused then. The default, 0, waits as long as it takes (bounded only by the
+// request's context). A negative d makes New fail with ErrInvalidOption.
+func WithMaxWait(d time.Duration) Option {
+	return optionFunc(func(c *config) { c.maxWait = d })
 }

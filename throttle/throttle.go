@@ -22,6 +22,7 @@ type Throttle struct {
 	factory func(key string) (Limiter, error)
 	maxKeys int
 	onWait  func(req *http.Request, key string, waited time.Duration)
+	maxWait time.Duration
 	epoch   time.Time // origin of the pause clock
 
 	mu    sync.RWMutex // guards parts and lru
@@ -42,6 +43,9 @@ func New(opts ...Option) (*Throttle, error) {
 	if c.keyFunc == nil {
 		return nil, fmt.Errorf("%w: nil key function", ErrInvalidOption)
 	}
+	if c.maxWait < 0 {
+		return nil, fmt.Errorf("%w: maximum wait must not be negative, got %v", ErrInvalidOption, c.maxWait)
+	}
 	if c.maxKeys < 1 {
 		return nil, fmt.Errorf("%w: maximum number of keys must be at least 1, got %d", ErrInvalidOption, c.maxKeys)
 	}
@@ -50,6 +54,7 @@ func New(opts ...Option) (*Throttle, error) {
 		factory: c.factory,
 		maxKeys: c.maxKeys,
 		onWait:  c.onWait,
+		maxWait: c.maxWait,
 		epoch:   time.Now(),
 		parts:   make(map[string]*partition),
 	}, nil
@@ -226,8 +231,11 @@ func (t *Throttle) waitBlocked(ctx context.Context, p *partition) (blocked bool,
 				r.Cancel(now)
 				continue
 			}
-			paused, err := await(ctx, r, pause)
+			paused, err := await(ctx, r, pause, t.maxWait)
 			if err != nil {
+				if e, ok := err.(*WaitTooLongError); ok {
+					e.Key = p.key
+				}
 				return blocked, err
 			}
 			if paused {
@@ -262,6 +270,9 @@ func (t *Throttle) sitOutPause(ctx context.Context, p *partition) error {
 		}
 		if deadline, ok := ctx.Deadline(); ok && d > deadline.Sub(now) {
 			return &WouldExceedDeadlineError{Wait: d}
+		}
+		if t.maxWait > 0 && d > t.maxWait {
+			return &WaitTooLongError{Key: p.key, Wait: d, Max: t.maxWait, Paused: true}
 		}
 		if timer == nil {
 			timer = time.NewTimer(d)

@@ -28,13 +28,14 @@ func Wait(ctx context.Context, l Limiter) error {
 	if err != nil || r.Delay(now) == 0 {
 		return err
 	}
-	_, err = await(ctx, r, nil)
+	_, err = await(ctx, r, nil, 0)
 	return err
 }
 
-// await waits until r is due. When pause fires first, it gives r back and reports paused. On any
-// error r has been given back.
-func await(ctx context.Context, r Reservation, pause <-chan struct{}) (paused bool, err error) {
+// await waits until r is due. When pause fires first, it gives r back and reports paused. A
+// positive maxWait refuses a wait longer than it with *WaitTooLongError (Key unset). On any error r
+// has been given back.
+func await(ctx context.Context, r Reservation, pause <-chan struct{}, maxWait time.Duration) (paused bool, err error) {
 	var timer *time.Timer
 	defer func() {
 		if timer != nil {
@@ -51,6 +52,10 @@ func await(ctx context.Context, r Reservation, pause <-chan struct{}) (paused bo
 		if deadline, ok := ctx.Deadline(); ok && d > deadline.Sub(now) {
 			r.Cancel(now)
 			return false, &WouldExceedDeadlineError{Wait: d}
+		}
+		if maxWait > 0 && d > maxWait {
+			r.Cancel(now)
+			return false, &WaitTooLongError{Wait: d, Max: maxWait}
 		}
 		if timer == nil {
 			timer = time.NewTimer(d)
