@@ -33,13 +33,15 @@ type Transport struct {
 	queue    *queue.Queue
 	retry    *retry.Transport
 	throttle *throttle.Throttle
+	keyFunc  func(*http.Request) string
 }
 
 // NewTransport returns the stack (queue -> retry -> throttle -> base) configured by opts, sending
 // attempts through base (http.DefaultTransport when nil, or WithBase's RoundTripper when given).
 //
 // With no options: no queue, package retry's default attempts and backoff, Retry-After honoured
-// with a pause of the whole host, and no fixed pace. Invalid options do not panic: every RoundTrip
+// with a pause of the whole host, and an adaptive pace per host that learns the server's rate
+// (WithAdaptive; WithTokenBucket or WithLeakyBucket set a known pace instead, WithoutPace none). Invalid options do not panic: every RoundTrip
 // of the returned Transport closes the request body and fails with an error matching
 // ErrInvalidOption (see Validate).
 func NewTransport(base http.RoundTripper, opts ...Option) *Transport {
@@ -64,7 +66,7 @@ func build(base http.RoundTripper, opts []Option) (*Transport, error) {
 		c.base = http.DefaultTransport
 	}
 
-	t := &Transport{}
+	t := &Transport{keyFunc: c.keyFunc}
 	topts := []throttle.Option{}
 	if c.limiter != nil {
 		topts = append(topts, throttle.WithLimiter(c.limiter))
@@ -79,6 +81,10 @@ func build(base http.RoundTripper, opts []Option) (*Transport, error) {
 	if c.maxKeys > 0 {
 		topts = append(topts, throttle.WithMaxKeys(c.maxKeys))
 	}
+	if !c.maxWaitSet {
+		c.maxWait = DefaultMaxWait
+	}
+	topts = append(topts, throttle.WithMaxWait(c.maxWait))
 	obs := c.observers
 	if len(obs) > 0 {
 		topts = append(topts, throttle.WithWaitObserver(func(req *http.Request, key string, waited time.Duration) {

@@ -75,9 +75,9 @@ func TestToldRateNoThrottling(t *testing.T) {
 	}
 }
 
-// TestDefaultHonoursRetryAfter: with no options, a 429 is retried no earlier than its Retry-After,
-// and the retry is admitted.
-func TestDefaultHonoursRetryAfter(t *testing.T) {
+// TestRetryAfterHonoured: without a pace, a 429 is retried no earlier than its Retry-After, and the
+// retry is admitted.
+func TestRetryAfterHonoured(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var (
 			mu       sync.Mutex
@@ -89,7 +89,7 @@ func TestDefaultHonoursRetryAfter(t *testing.T) {
 				defer mu.Unlock()
 				arrivals = append(arrivals, testserver.Arrival{Time: now, Allowed: res.Allowed, RetryAfter: res.RetryAfter})
 			}))
-		c := New(WithBase(base))
+		c := New(WithBase(base), WithoutPace())
 		time.Sleep(time.Until(time.Now().Truncate(10 * time.Second).Add(10 * time.Second))) // a window start
 		for range 3 {
 			resp, err := c.Get("http://api.test/")

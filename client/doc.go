@@ -12,8 +12,10 @@
 //	  <- queue     release the place when the response body is closed
 //
 // With no options the stack is safe and useful: retries with package retry's defaults, honours
-// Retry-After with a per-host pause, and paces each host at no fixed rate. Options set a known pace
-// per host (WithTokenBucket, WithLeakyBucket, WithLimiter), queue limits (WithMaxInFlight,
+// Retry-After with a per-host pause, and paces each host just under the rate it learns from the
+// server's responses (throttle.Adaptive: rate-limit headers when the server sends them, 429s when it
+// does not; LearnedRate reports it). Options set a known pace per host instead (WithTokenBucket,
+// WithLeakyBucket, WithLimiter, or WithoutPace for none), queue limits (WithMaxInFlight,
 // WithMaxWaiting), retry knobs (WithRetry), and an Observer or slog logger for metrics and logs.
 //
 // Invalid options never panic: Validate reports them, and a Transport built from them fails every

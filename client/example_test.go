@@ -12,8 +12,8 @@ import (
 	"github.com/steadyhttp/steady/testserver"
 )
 
-// A client with no options rides out a 429: it waits the Retry-After the server asked for and
-// tries again.
+// A client with no options reads the server's rate-limit headers and waits for the next window
+// instead of drawing a 429 (and were it throttled, it would wait the Retry-After and try again).
 func ExampleNew() {
 	srv, err := testserver.New(testserver.WithRules(testserver.Rule{
 		Algorithm: "fixed-window", Limit: 1, Window: time.Second,
@@ -38,7 +38,7 @@ func ExampleNew() {
 	// Output:
 	// 200 OK
 	// 200 OK
-	// server denied: 1
+	// server denied: 0
 }
 
 // retryCounter counts the retries the stack makes.
@@ -49,7 +49,10 @@ type retryCounter struct {
 
 func (r *retryCounter) Retry(*http.Request, int, retry.Reason, time.Duration) { r.retries.Add(1) }
 
-// A client told the server's rate paces itself and is never throttled.
+// A client told the server's rate paces itself and is never throttled. Its burst is one less than
+// the server's: a cushion for the network, whose latency varies from request to request (the first
+// one, which opens the connection, is the slowest), so the server may count a request a little
+// earlier than the client sent it.
 func ExampleWithTokenBucket() {
 	srv, err := testserver.New(testserver.WithRules(testserver.Rule{
 		Algorithm: "token-bucket", Limit: 50, Window: time.Second, Burst: 5,
@@ -60,7 +63,7 @@ func ExampleWithTokenBucket() {
 	defer srv.Close()
 
 	obs := &retryCounter{}
-	c := client.New(client.WithTokenBucket(50, 5), client.WithObserver(obs))
+	c := client.New(client.WithTokenBucket(50, 4), client.WithObserver(obs))
 	ok := 0
 	for range 20 {
 		resp, err := c.Get(srv.URL())

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"math"
 	"net/http"
+	"time"
 
 	"github.com/steadyhttp/steady/retry"
 	"github.com/steadyhttp/steady/throttle"
@@ -27,6 +28,8 @@ type config struct {
 	maxKeys     int
 	maxInFlight int
 	maxWaiting  int
+	maxWait     time.Duration
+	maxWaitSet  bool
 	retryOpts   []retry.Option
 	observers   observers
 	errs        []error
@@ -164,5 +167,27 @@ func WithBase(rt http.RoundTripper) Option {
 		if rt != nil {
 			c.base = rt
 		}
+	})
+}
+
+// DefaultMaxWait is how long, at most, the stack lets a request wait for its key's pause or pace
+// when WithMaxWait is not given: the same as the longest Retry-After the retry layer waits out by
+// default (retry.DefaultMaxRetryAfter).
+const DefaultMaxWait = retry.DefaultMaxRetryAfter
+
+// WithMaxWait bounds how long a request waits before it is sent, for a pause of its key (a
+// server's Retry-After seen by any request to the key) or for the key's pace (a slow learned or
+// known rate): a longer predicted wait fails the request at once with an error matching
+// throttle.ErrWaitTooLong (*throttle.WaitTooLongError says how long and why), instead of leaving the
+// caller blocked without a word. The default is DefaultMaxWait; 0 waits as long as it takes
+// (bounded only by the request's context). d must not be negative.
+func WithMaxWait(d time.Duration) Option {
+	return optionFunc(func(c *config) {
+		if d < 0 {
+			c.fail("WithMaxWait(%v): must not be negative", d)
+			return
+		}
+		c.maxWait = d
+		c.maxWaitSet = true
 	})
 }
