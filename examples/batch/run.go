@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 
 	"github.com/steadyhttp/steady/client"
 	"github.com/steadyhttp/steady/retry"
@@ -59,7 +60,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 
 	p := newProgress(stderr, cfg.n)
-	r := &runner{client: client.New(opts...), target: target, method: cfg.method, body: cfg.hasBody(),
+	tr := client.NewTransport(nil, opts...)
+	r := &runner{client: &http.Client{Transport: tr}, target: target, method: cfg.method, body: cfg.hasBody(),
 		n: cfg.n, workers: cfg.workers, timeout: cfg.timeout, onDone: p.done}
 	res := r.run(ctx)
 	p.finish()
@@ -72,6 +74,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		throttled: obs.throttled.Load(), retries: obs.retries.Load(),
 		elapsed: res.elapsed, failures: res.failures.list(), cancelled: res.cancelled,
 		pace: pace{known: cfg.rate, paced: cfg.pacedRate(), margin: cfg.margin, burst: cfg.burst, shared: sh != nil},
+	}
+	if u, err := url.Parse(target); err == nil {
+		sum.pace.learned, _ = tr.LearnedRate(u.Host)
 	}
 	if srv != nil {
 		sum.server = report(cfg.server, srv)

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -78,6 +79,12 @@ func TestJSONKeysAndConsistency(t *testing.T) {
 			assert.Equal(t, s.ThrottledResponses, s.Retries)
 			assert.Equal(t, int64(s.Requests)+s.Retries, *s.ServerRequests)
 			assert.Positive(t, s.ServerLimitRPS)
+			// Without -rate the client learns the pace, and the summary says what it learned.
+			if !slices.Contains(tt.args, "-rate") {
+				assert.Contains(t, raw, "learned_rate_rps")
+			} else {
+				assert.NotContains(t, raw, "learned_rate_rps")
+			}
 		})
 	}
 }

@@ -30,6 +30,8 @@ type pace struct {
 	margin float64
 	burst  int
 	shared bool // paced through a quota shared in Redis (-shared)
+	// learned is the rate the default adaptive pace had learned at the end, 0 when not learning.
+	learned float64
 }
 
 // rate is the achieved rate: succeeded requests per second of the run.
@@ -93,6 +95,9 @@ func (s *summary) paceLine() string {
 	if s.pace.shared {
 		return "pace:                not told: learned together by the processes sharing the quota (-shared)"
 	}
+	if s.pace.learned > 0 {
+		return fmt.Sprintf("pace:                not told: learned %.4g req/s from the server's responses (client.New's default)", s.pace.learned)
+	}
 	return "pace:                not told (client.New's default)"
 }
 
@@ -130,6 +135,7 @@ type jsonSummary struct {
 	FailureReasons     []reasonCount `json:"failure_reasons,omitempty"`
 	KnownRateRPS       float64       `json:"known_rate_rps,omitempty"`
 	PacedRateRPS       float64       `json:"paced_rate_rps,omitempty"`
+	LearnedRateRPS     float64       `json:"learned_rate_rps,omitempty"`
 	ServerLimitRPS     float64       `json:"server_limit_rps,omitempty"`
 	PhysicalLimitS     *float64      `json:"physical_limit_s,omitempty"`
 	ServerRequests     *int64        `json:"server_requests,omitempty"`
@@ -143,7 +149,7 @@ func (s *summary) writeJSON(w io.Writer) error {
 		ThrottledResponses: s.throttled, Retries: s.retries,
 		ElapsedS: round(s.elapsed.Seconds(), 4), RateRPS: round(s.rate(), 2),
 		Cancelled: s.cancelled, FailureReasons: s.failures, KnownRateRPS: s.pace.known,
-		PacedRateRPS: s.pace.paced,
+		PacedRateRPS: s.pace.paced, LearnedRateRPS: round(s.pace.learned, 2),
 	}
 	if r := s.server; r != nil {
 		phys := round(s.physicalLimit().Seconds(), 4)
