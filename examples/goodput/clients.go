@@ -14,7 +14,6 @@ import (
 
 	"github.com/steadyhttp/steady/client"
 	"github.com/steadyhttp/steady/retry"
-	"github.com/steadyhttp/steady/throttle"
 )
 
 // clientKind names one of the clients the benchmark compares.
@@ -22,7 +21,7 @@ type clientKind string
 
 // The clients.
 const (
-	// steadyLearning is client.New with no rate given: it learns the server's rate.
+	// steadyLearning is client.New with no pace option: its default pace learns the server's rate.
 	steadyLearning clientKind = "steady-learning"
 	// steadyTold is client.New told the rate, exactly as examples/batch -rate R configures it.
 	steadyTold clientKind = "steady-told"
@@ -69,8 +68,8 @@ type peer struct {
 	send func(ctx context.Context, target string) bool
 	// retries counts attempts after the first, as the client reports them.
 	retries atomic.Int64
-	// learned reports the rate the client paces the host at after the run; nil when it learns
-	// nothing.
+	// learned reports the rate the client paces a key (host) at after the run; nil for the
+	// clients that learn nothing.
 	learned func(host string) (float64, bool)
 	base    *http.Transport
 }
@@ -117,8 +116,9 @@ func newPeer(kind clientKind, cfg *config) (*peer, error) {
 	return nil, fmt.Errorf("unknown client %q", kind)
 }
 
-// buildSteady makes p a steady client: learning, or told the rate as examples/batch -rate does
-// (a token bucket at R less the margin, burst 1), with examples/batch's retry policy.
+// buildSteady makes p a steady client: learning (client.New's default pace), or told the rate as
+// examples/batch -rate does (a token bucket at R less the margin, burst 1), with examples/batch's
+// retry policy.
 func (p *peer) buildSteady(cfg *config) error {
 	opts := []client.Option{
 		client.WithRetry(
@@ -130,10 +130,10 @@ func (p *peer) buildSteady(cfg *config) error {
 		),
 		client.WithObserver(retryCounter{&p.retries}),
 	}
+	// The learning client takes no pace option: client.New's default pace learns the server's
+	// rate (an adaptive limiter per host).
 	if p.kind == steadyTold {
 		opts = append(opts, client.WithTokenBucket(cfg.pacedRate(), toldBurst))
-	} else {
-		opts = append(opts, learningOptions()...)
 	}
 	t := client.NewTransport(p.base, opts...)
 	if err := t.Err(); err != nil {
@@ -141,22 +141,12 @@ func (p *peer) buildSteady(cfg *config) error {
 	}
 	hc := &http.Client{Transport: t}
 	p.send = func(ctx context.Context, target string) bool { return get(ctx, hc, target) }
-	p.learned = func(host string) (float64, bool) {
-		if th := t.Throttle(); th != nil {
-			if r, ok := th.Limiter(host).(interface{ Rate() float64 }); ok {
-				return r.Rate(), true
-			}
-		}
-		return 0, false
+	if p.kind == steadyLearning {
+		p.learned = t.LearnedRate
 	}
 	return nil
 }
 
-// learningOptions are the options of the learning client beyond the retry policy: the adaptive
-// limiter per host, given explicitly while client.New's default pace is not adaptive yet.
-func learningOptions() []client.Option {
-	return []client.Option{client.WithLimiter(throttle.AdaptiveFactory())}
-}
 
 // retryCounter is the client.Observer that counts retries into n.
 type retryCounter struct{ n *atomic.Int64 }

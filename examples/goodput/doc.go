@@ -3,9 +3,8 @@
 // window counter), with its rate-limit headers on and off, and sends the same batch through four
 // clients, each against a fresh server and built fresh for the run:
 //
-//   - steady-learning: client.New told no rate, learning the server's from its responses (the
-//     adaptive limiter of package throttle, given with client.WithLimiter(throttle.AdaptiveFactory())
-//     while client.New's default pace is not adaptive yet);
+//   - steady-learning: client.New told no rate: its default pace learns the server's rate from its
+//     responses (throttle.Adaptive per host);
 //   - steady-told: client.New told the rate exactly as examples/batch -rate R does: a token bucket
 //     at R less a 1% margin (-margin) with burst 1, an even pace of 198/s for R = 200/s;
 //   - retryablehttp: github.com/hashicorp/go-retryablehttp with its defaults (RetryMax 4, backoff
