@@ -147,7 +147,6 @@ func (p *peer) buildSteady(cfg *config) error {
 	return nil
 }
 
-
 // retryCounter is the client.Observer that counts retries into n.
 type retryCounter struct{ n *atomic.Int64 }
 
