@@ -22,12 +22,22 @@ import (
 //   - RateLimit-Policy, or X-RateLimit-Limit with a window, declares the server's rate: from the
 //     first response on, the limiter paces at (limit-1)/window less the headroom (WithHeadroom),
 //     a pace that every algorithm sustains (a sliding window counter admits limit-1 per window).
-//   - RateLimit, or X-RateLimit-Remaining, with a reset, says what is left. Remaining quota only
-//     grants: more left than the pace would spend before the reset is spread evenly until then.
-//     It never slows the pace below the declared rate, because for a token bucket the reset is
-//     the time until the bucket is full while tokens come back all along, and for a window
-//     nothing comes back before it; the rule that is right for every algorithm is to pace at the
-//     declared rate and treat a response that took the last of the quota (r = 0) as a throttle.
+//   - RateLimit, or X-RateLimit-Remaining, says what is left. What is left goes at once,
+//     without waiting for the pace (the burst allowance): after a response that says r remain,
+//     up to r less the requests still in flight may go; each send spends one, and each newer
+//     response sets it again (an older one, overtaken on the way, can only lower it). When it
+//     is spent the pace goes on at the declared rate. So a caller of an API that allows 5,000
+//     an hour and has 4,999 left does not wait 0.72 s before each call, and a window's quota,
+//     or a bucket's burst, is used when it is there. A server whose quota comes back whole at
+//     its reset (a fixed window) is told apart after a throttle, by how much comes back: from
+//     then on, a response that says nothing is left holds the next request until the reset
+//     instead of drawing another throttle. The counts are believed only while the limiter
+//     seems to be alone on the key: the remaining count is clamped to the declared quota (no
+//     quota, no allowance), and a throttle while some was left, quota that went without this
+//     limiter spending it, repeated throttles, or windows that come back short end the
+//     allowance until what was learned is forgotten; the limiter then paces at the declared
+//     rate, spreads what remains over the time to the reset when that is faster, and treats a
+//     response that took the last of the quota (r = 0) as a throttle.
 //   - A throttle (429, or a status of WithThrottleStatuses) cuts the rate, at most once per
 //     epoch (a throttle for a request sent before the cut belongs to it): to just under the rate
 //     of successes of the last second, what the server admitted, and by 10% to 50%. The rate then
@@ -44,14 +54,14 @@ import (
 //
 // Claims are clamped (WithRateBounds), malformed fields ignored (the codec skips them), a
 // remaining count is capped by the declared quota and its spread by four times the current
-// rate, and a server that throttles more requests than it admits while declaring a rate is not
-// believed any more. Learned state is a few numbers and fixed-size rings (O(1) memory per
+// rate, and a server that throttles more requests than it admits (four or more) while declaring
+// a rate is not believed any more. Learned state is a few numbers and fixed-size rings (O(1) memory per
 // limiter); while the key is quiet it decays (WithDecayHalfLife), computed from now on the next
 // Reserve, with no goroutine.
 //
-// Pacing is exact: integer nanoseconds, one request per interval, never a burst. When the rate
-// changes, the requests already waiting are scheduled again and told through
-// Reservation.Changed, keeping their order; cancelling a waiting reservation moves the ones behind
+// Pacing is exact: integer nanoseconds, one request per interval, and no burst beyond the
+// allowance. When the rate or the allowance changes, the requests already waiting are scheduled
+// again and told through Reservation.Changed, keeping their order; cancelling a waiting reservation moves the ones behind
 // it up. Reserve never refuses: the number of waiting requests is bounded by the callers (the
 // queue in front of the throttle).
 //
@@ -70,6 +80,7 @@ type Adaptive struct {
 	sends sendRing
 	hist  history
 	ctl   control
+	allow allowance
 }
 
 var _ Learner = (*Adaptive)(nil)
@@ -138,6 +149,8 @@ func (a *Adaptive) Reserve(now time.Time) (Reservation, error) {
 		if forgot {
 			a.sends.reset()
 			a.hist.reset()
+			a.allow = allowance{}
+			a.pacer.burst, a.pacer.hold = 0, 0
 		}
 		a.setPace(t)
 	}
@@ -158,8 +171,8 @@ func (a *Adaptive) Observe(now time.Time, resp *http.Response, err error) {
 	t := a.clock(now)
 	a.pacer.settle(t)
 	a.ctl.lastActive = t
-	sent, ok := a.sends.pop(t - a.ctl.sendHorizon())
-	if !ok {
+	sent, known := a.sends.pop(t - a.ctl.sendHorizon())
+	if !known {
 		sent = t
 	}
 	a.ctl.observeRTT(t - sent)
@@ -171,9 +184,18 @@ func (a *Adaptive) Observe(now time.Time, resp *http.Response, err error) {
 	if !throttled {
 		a.hist.success(t)
 	}
+	inflight := a.sends.len()
+	if a.ctl.distrust {
+		a.allow.distrust = true // a server whose declared rate is not believed
+	}
+	dec := a.allow.observe(t, sent, known, throttled, info, inflight, a.pacer.burst)
 	busy := a.pacer.pending > 0 || t-a.lastWait <= 2*a.pacer.interval
-	a.ctl.observe(t, sent, throttled, info, a.sends.len(), busy, &a.hist)
+	a.ctl.observe(t, sent, throttled, info, inflight, busy, a.allow.active(), &a.hist)
 	a.setPace(t)
+	if dec.setHold {
+		a.pacer.setHold(t, dec.hold)
+	}
+	a.pacer.grant(t, dec.burst)
 	a.hist.paces.note(t, a.ctl.pace)
 }
 
@@ -237,6 +259,10 @@ type AdaptiveStats struct {
 	// (WithThrottleStatuses, and successes saying nothing is left); Cuts counts the rate cuts
 	// they caused (at most one per epoch).
 	Successes, Throttles, Cuts int64
+	// Allowance is how many requests may go at once, without waiting for the pace, because the
+	// server said that much of its quota remains (see NewAdaptive); 0 when it said nothing, when
+	// it is spent, or when the remaining count is not believed.
+	Allowance int64
 	// InFlight is the number of requests sent whose response has not been observed yet.
 	InFlight int
 	// Waiting is the number of reservations waiting for their time.
@@ -255,6 +281,7 @@ func (a *Adaptive) Stats() AdaptiveStats {
 		Successes:  c.successes,
 		Throttles:  c.throttles,
 		Cuts:       c.cuts,
+		Allowance:  a.pacer.burst,
 		InFlight:   a.sends.len(),
 		Waiting:    a.pacer.pending,
 	}

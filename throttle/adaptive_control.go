@@ -51,8 +51,9 @@ import (
 // believed: its declarations are ignored from then on (until the state is forgotten) and the rate
 // is learned as if it declared nothing.
 //
-// The declared rate caps every rate the law takes; remaining quota can raise the pace above it
-// (see learnRemaining); WithRateBounds clamps everything.
+// The declared rate caps every rate the law takes; remaining quota goes at once on top of the
+// pace (the burst allowance, adaptive_allowance.go) or, when it is not believed, can raise the
+// pace above it (see learnRemaining); WithRateBounds clamps everything.
 const (
 	// slowStartDoubling is the shortest time in which the rate doubles before the first throttle;
 	// it is at least two round trips, so that feedback can arrive in between.
@@ -93,6 +94,10 @@ const (
 	saturatedMargin = 0.05
 	// spreadCap bounds the spread of remaining quota, as a multiple of the rate the limiter keeps.
 	spreadCap = 4
+	// distrustMin is how many throttles it takes, and more of them than successes, before a
+	// declared rate is not believed: a client that joins a key that others use up draws a
+	// throttle or two before its first success.
+	distrustMin = 4
 	// minMeasured is how many successes in the last second make the measured rate trustworthy.
 	minMeasured = 8
 )
@@ -179,7 +184,7 @@ func (c *control) ceiling() float64 {
 // observe applies one response to the law. sent is when its request left (estimated), inflight
 // how many requests are still out, busy whether requests had to wait for the pace lately, h the
 // recent history (already counting this response).
-func (c *control) observe(t, sent int64, throttled bool, info ratelimitheader.Info, inflight int, busy bool, h *history) {
+func (c *control) observe(t, sent int64, throttled bool, info ratelimitheader.Info, inflight int, busy, allowed bool, h *history) {
 	c.learnPolicy(info)
 	if c.phase == phaseCold {
 		c.phase = phaseSlowStart
@@ -192,7 +197,7 @@ func (c *control) observe(t, sent int64, throttled bool, info ratelimitheader.In
 	}
 	exhausted := false
 	if info.HasRemaining {
-		exhausted = c.learnRemaining(t, info, inflight)
+		exhausted = c.learnRemaining(t, info, inflight, allowed)
 	}
 	if throttled {
 		c.pausing = info.HasRetryAfter
@@ -236,31 +241,37 @@ func (c *control) learnPolicy(info ratelimitheader.Info) {
 }
 
 // learnRemaining applies the remaining quota and its reset; it reports whether the response took
-// the last of the quota (r = 0).
+// the last of the quota (r = 0) in a way that should cut the rate.
 //
-// Remaining quota only ever grants: when more is left than the pace would spend before the reset,
-// the rest is spread evenly until the reset (the pace becomes left/reset, where left is the
-// remaining less the requests still in flight, which the server has not counted yet). That is
-// safe for all five algorithms: every one of them admits the remaining count at once (that is
-// what r means), and a window's count or a bucket's tokens only grow until the reset. A reset
-// written in whole seconds rounded up only makes the spread slower than it could be.
+// While the burst allowance is in force (allowed: a quota was declared and no throttle
+// contradicted the counts, see allowance), what remains is granted at once, so there is nothing
+// left to spread, and running out is what granting it does: it says nothing of the pace, which
+// stays at the declared rate.
 //
-// Remaining quota never takes away below the declared rate, because no rule on (r, t) is right
-// for every algorithm: for a token bucket t is the time until the bucket is full, and tokens come
-// back continuously, so pacing r over t would stall a client whose bucket is empty although a
-// token comes every 1/rate; for a fixed window nothing comes back before t. Running out is
-// instead fed back: a success that took the last unit cuts the rate as a throttle does (before
-// the next request draws one), and a 429's Retry-After pauses the key until quota is back (the
-// Transport).
-//
-// There is no burst allowance beyond the spread: a burst on top of the declared pace would stay in
-// a sliding log (or weigh in a window counter) for a whole window, where the pace already uses all
-// but one request of the quota; spreading the surplus evenly is what every algorithm takes.
+// Otherwise (no quota declared, or the counts not believed) remaining quota only ever grants:
+// when more is left than the pace would spend before the reset, the rest is spread evenly until
+// the reset (the pace becomes left/reset, where left is the remaining less the requests still in
+// flight, which the server has not counted yet). That is safe for all five algorithms: every one
+// of them admits the remaining count at once (that is what r means), and a window's count or a
+// bucket's tokens only grow until the reset. A reset written in whole seconds rounded up only
+// makes the spread slower than it could be. It never takes away below the declared rate, because
+// no rule on (r, t) is right for every algorithm: for a token bucket t is the time until the
+// bucket is full, and tokens come back continuously, so pacing r over t would stall a client whose
+// bucket is empty although a token comes every 1/rate; for a fixed window nothing comes back
+// before t. Running out is instead fed back: a success that took the last unit cuts the rate as a
+// throttle does (before the next request draws one; that is how limiters that share a key settle
+// on shares that fit), and a 429's Retry-After pauses the key until quota is back (the Transport).
 //
 // Claims are not trusted blindly: the remaining count is clamped to the quota when one is
 // declared, and the spread to spreadCap times the rate the limiter already keeps, so a server that
 // claims a huge remainder does not unleash a burst.
-func (c *control) learnRemaining(t int64, info ratelimitheader.Info, inflight int) bool {
+func (c *control) learnRemaining(t int64, info ratelimitheader.Info, inflight int, allowed bool) bool {
+	if allowed {
+		// The burst allowance grants what remains at once: there is nothing left to spread, and
+		// running out is what bursting does, no sign of a rate too high (see allowance).
+		c.spread = 0
+		return false
+	}
 	r := info.Remaining
 	if info.Limit > 0 {
 		r = min(r, info.Limit)
@@ -301,7 +312,7 @@ func (c *control) cut(t, sent int64, paused bool, h *history) {
 	// blackout, the throttle is what is left of an earlier excess (a window, a log still full of
 	// it) and the bound stays.
 	measured, n := h.measured(t)
-	if c.policy > 0 && c.throttles > c.successes {
+	if c.policy > 0 && c.throttles > c.successes && c.throttles >= distrustMin {
 		// Throttled more often than admitted although the server declared its rate: the
 		// declaration is not to be trusted (a server behind with several clients on one key
 		// answers most requests and throttles a few). From now on it is ignored; the rate is learned as if

@@ -12,8 +12,9 @@ import (
 	"github.com/steadyhttp/steady/throttle"
 )
 
-// An Adaptive limiter learns the server's rate from the first response that declares it. Time is
-// explicit, so the schedule can be read off without waiting.
+// An Adaptive limiter learns the server's rate from the first response that declares it, and
+// lets what the server says remains go at once. Time is explicit, so the schedule can be read off
+// without waiting.
 func ExampleNewAdaptive() {
 	a, err := throttle.NewAdaptive()
 	if err != nil {
@@ -32,12 +33,18 @@ func ExampleNewAdaptive() {
 	now = now.Add(10 * time.Millisecond)
 	a.Observe(now, &http.Response{StatusCode: http.StatusOK, Header: h, Body: http.NoBody}, nil)
 	fmt.Printf("the server declares %.0f/s; pace %.2f/s\n", a.Stats().ServerRate, a.Rate())
-	fmt.Printf("second request now waits %v\n", r.Delay(now).Round(time.Microsecond))
+	fmt.Printf("second request now waits %v; %d more may go at once\n", r.Delay(now), a.Stats().Allowance)
+	for range a.Stats().Allowance {
+		_, _ = a.Reserve(now)
+	}
+	r, _ = a.Reserve(now)
+	fmt.Printf("then the pace: the next one waits %v\n", r.Delay(now).Round(time.Microsecond))
 	// Output:
 	// first request waits 0s; pace 20/s until the server has spoken
 	// second request waits 50ms
 	// the server declares 100/s; pace 98.50/s
-	// second request now waits 152µs
+	// second request now waits 0s; 39 more may go at once
+	// then the pace: the next one waits 10.152ms
 }
 
 // AdaptiveFactory gives every host its own Adaptive limiter; Throttle.Limiter reads what one has

@@ -4,12 +4,20 @@ import "time"
 
 // pacer is the scheduler under an Adaptive limiter: an even spacing of one request per interval,
 // in the order of Reserve calls, on an integer clock (nanoseconds since the first now it sees),
-// like the leaky bucket's, but with an interval that can change at any time. Requests whose time has not come are pending in a doubly linked
-// list in schedule order; when the interval changes, or a pending request is
-// cancelled, the list is scheduled again and every reservation that moved is told through its
-// Changed channel. The pacer is not safe for concurrent use: Adaptive guards it with its mutex.
+// like the leaky bucket's, but with an interval that can change at any time, and a burst
+// allowance that lets requests go at once while it lasts. Requests whose time has not come are
+// pending in a doubly linked list in schedule order; when the interval changes, the allowance is
+// granted, or a pending request is cancelled, the list is scheduled again and every reservation
+// that moved is told through its Changed channel. The pacer is not safe for concurrent use:
+// Adaptive guards it with its mutex.
 type pacer struct {
 	interval int64 // spacing in nanoseconds; 0 means no spacing
+	// burst is how many requests may still go at once, ahead of the spacing (the allowance); each
+	// one that does spends one. The spacing resumes from the last of them.
+	burst int64
+	// hold is when the next request may go at the earliest (the reset of an exhausted window);
+	// 0 when there is no hold.
+	hold int64
 
 	hasLast bool
 	last    int64 // slot of the latest request that has come due
@@ -33,7 +41,7 @@ type adaptiveReservation struct {
 
 // next returns the slot the pacer gives a request that arrives at t behind the ones pending.
 func (p *pacer) nextSlot(t int64) int64 {
-	s := t
+	s := max(t, p.hold)
 	switch {
 	case p.tail != nil:
 		s = max(s, addSat(p.tail.slot, p.interval))
@@ -62,6 +70,11 @@ func (p *pacer) markSent(slot int64) {
 // pending reservation (linked at the tail).
 func (p *pacer) reserve(a *Adaptive, t int64) *adaptiveReservation {
 	p.settle(t)
+	if p.burst > 0 && p.head == nil {
+		p.burst--
+		p.markSent(t)
+		return nil
+	}
 	slot := p.nextSlot(t)
 	if slot <= t {
 		p.markSent(slot)
@@ -84,7 +97,7 @@ func (p *pacer) reschedule(t int64) {
 	p.settle(t)
 	prev, hasPrev := p.last, p.hasLast
 	for r := p.head; r != nil; r = r.next {
-		s := t
+		s := max(t, p.hold)
 		if hasPrev {
 			s = max(s, addSat(prev, p.interval))
 		}
@@ -93,6 +106,36 @@ func (p *pacer) reschedule(t int64) {
 			r.notify()
 		}
 		prev, hasPrev = s, true
+	}
+}
+
+// grant sets the allowance to n at t: that many of the pending requests, first in line, come due
+// at once, and what is left of n lets later ones go as they come; the others move up behind them.
+func (p *pacer) grant(t, n int64) {
+	p.settle(t)
+	p.burst = max(n, 0)
+	if p.head == nil || p.burst == 0 {
+		return
+	}
+	for r := p.head; r != nil && p.burst > 0; r = p.head {
+		p.burst--
+		r.slot = t
+		r.notify()
+		p.markSent(t)
+		p.unlink(r)
+	}
+	p.reschedule(t)
+}
+
+// setHold makes the requests wait until hold at the earliest (0: no hold) and schedules the
+// pending ones again.
+func (p *pacer) setHold(t, hold int64) {
+	if hold == p.hold {
+		return
+	}
+	p.hold = hold
+	if p.head != nil {
+		p.reschedule(t)
 	}
 }
 

@@ -34,6 +34,16 @@ func policyResponse(limit int64, window time.Duration, remaining int64, reset ti
 	return &http.Response{StatusCode: http.StatusOK, Header: h, Body: http.NoBody}
 }
 
+// policyOnlyResponse is a 200 that declares limit per window and says nothing of what remains.
+func policyOnlyResponse(limit int64, window time.Duration) *http.Response {
+	h := http.Header{}
+	ratelimitheader.Write(h, ratelimitheader.Fields{Limit: limit, Window: window})
+	h.Del(ratelimitheader.HeaderRateLimit)
+	h.Del(ratelimitheader.HeaderXRemaining)
+	h.Del(ratelimitheader.HeaderXReset)
+	return &http.Response{StatusCode: http.StatusOK, Header: h, Body: http.NoBody}
+}
+
 func statusResponse(code int) *http.Response {
 	return &http.Response{StatusCode: code, Header: http.Header{}, Body: http.NoBody}
 }
@@ -120,10 +130,10 @@ func TestAdaptiveColdStart(t *testing.T) {
 	changed := waiting[0].Changed()
 	require.NotNil(t, changed)
 
-	// 100 per second declared: (100-1)/s less the headroom (50 left for the second: nothing to
-	// spread beyond the pace).
+	// 100 per second declared: (100-1)/s less the headroom. (The response says nothing of what
+	// remains, so there is no allowance: see TestAdaptiveAllowance.)
 	now := at0.Add(ms(2))
-	a.Observe(now, policyResponse(100, time.Second, 50, time.Second), nil)
+	a.Observe(now, policyOnlyResponse(100, time.Second), nil)
 	want := 99 * (1 - DefaultHeadroom)
 	assert.InDelta(t, want, a.Rate(), 1e-9)
 	select {
@@ -331,20 +341,24 @@ func TestAdaptiveLyingHeaders(t *testing.T) {
 		resp       *http.Response
 		wantRate   float64 // the pace after the response
 		wantServer float64
+		wantAllow  int64 // the allowance after the response
 	}{
 		{"a billion per second is read as the maximum", []AdaptiveOption{WithRateBounds(0.01, 1000)},
-			hdr("Ratelimit-Policy", `"p";q=1000000000;w=1`), 1000 * (1 - DefaultHeadroom), 1000},
+			hdr("Ratelimit-Policy", `"p";q=1000000000;w=1`), 1000 * (1 - DefaultHeadroom), 1000, 0},
 		{"huge quota in a tiny window", nil,
-			hdr("Ratelimit-Policy", `"p";q=999999999999999;w=1`), DefaultMaxRate * (1 - DefaultHeadroom), DefaultMaxRate},
-		{"negative quota ignored", nil, hdr("Ratelimit-Policy", `"p";q=-5;w=1`), DefaultInitialRate, 0},
-		{"zero window ignored", nil, hdr("Ratelimit-Policy", `"p";q=100;w=0`), DefaultInitialRate, 0},
-		{"garbage ignored", nil, hdr("Ratelimit-Policy", `q=;;w==`, "X-Ratelimit-Limit", "lots"), DefaultInitialRate, 0},
-		{"huge remaining spread no faster than 4x the rate", nil,
-			hdr("X-Ratelimit-Remaining", "999999999999", "X-Ratelimit-Reset", "1"), 4 * DefaultInitialRate, 0},
+			hdr("Ratelimit-Policy", `"p";q=999999999999999;w=1`), DefaultMaxRate * (1 - DefaultHeadroom), DefaultMaxRate, 0},
+		{"negative quota ignored", nil, hdr("Ratelimit-Policy", `"p";q=-5;w=1`), DefaultInitialRate, 0, 0},
+		{"zero window ignored", nil, hdr("Ratelimit-Policy", `"p";q=100;w=0`), DefaultInitialRate, 0, 0},
+		{"garbage ignored", nil, hdr("Ratelimit-Policy", `q=;;w==`, "X-Ratelimit-Limit", "lots", "X-Ratelimit-Remaining", "-3"),
+			DefaultInitialRate, 0, 0},
+		{"huge remaining without a quota: no allowance, spread no faster than 4x the rate", nil,
+			hdr("X-Ratelimit-Remaining", "999999999999", "X-Ratelimit-Reset", "1"), 4 * DefaultInitialRate, 0, 0},
 		{"remaining above the declared quota is clamped to it", nil,
-			hdr("Ratelimit-Policy", `"p";q=10;w=60`, "Ratelimit", `"p";r=1000000;t=1`), 4 * 9.0 / 60 * (1 - DefaultHeadroom), 10.0 / 60},
+			hdr("Ratelimit-Policy", `"p";q=10;w=60`, "Ratelimit", `"p";r=1000000;t=1`), 9.0 / 60 * (1 - DefaultHeadroom), 10.0 / 60, 10},
+		{"remaining above a limit without a window is clamped to it", nil,
+			hdr("X-Ratelimit-Limit", "5000", "X-Ratelimit-Remaining", "999999999", "X-Ratelimit-Reset", "3600"), DefaultInitialRate, 0, 5000},
 		{"nothing left cuts; a huge reset holds nothing", nil,
-			hdr("X-Ratelimit-Remaining", "0", "X-Ratelimit-Reset", "99999999999"), cutMax * DefaultInitialRate, 0},
+			hdr("X-Ratelimit-Remaining", "0", "X-Ratelimit-Reset", "99999999999"), cutMax * DefaultInitialRate, 0, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -353,22 +367,30 @@ func TestAdaptiveLyingHeaders(t *testing.T) {
 			require.NotPanics(t, func() { a.Observe(at0.Add(ms(1)), tt.resp, nil) })
 			assert.InDelta(t, tt.wantRate, a.Rate(), tt.wantRate*1e-9)
 			assert.InDelta(t, tt.wantServer, a.Stats().ServerRate, 1e-9)
+			assert.Equal(t, tt.wantAllow, a.Stats().Allowance)
 		})
 	}
 }
 
-// TestAdaptiveSpreadsRemaining: more quota left than the declared pace spends before the reset is
-// spread evenly until then (a window that has plenty left), and the pace falls back to the
-// declared rate after the reset.
+// TestAdaptiveSpreadsRemaining: a server that says what remains but declares no quota gives no
+// allowance (nothing bounds its claim); when more is left than the pace spends before the reset,
+// the rest is spread evenly until then, and the pace falls back after the reset.
 func TestAdaptiveSpreadsRemaining(t *testing.T) {
 	a := newAdaptive(t)
 	_, _ = a.Reserve(at0)
-	// 60 per minute (59/60 per second paced), but 30 left with 10 s to go: 3 per second.
-	a.Observe(at0.Add(ms(1)), policyResponse(60, time.Minute, 30, 10*time.Second), nil)
-	assert.InDelta(t, 3.0, a.Rate(), 1e-9)
-	// After the reset, the declared rate again (any response updates the pace).
-	a.Observe(at0.Add(11*time.Second), policyResponse(60, time.Minute, 30, time.Minute), nil)
-	assert.InDelta(t, 59.0/60*(1-DefaultHeadroom), a.Rate(), 1e-9)
+	remaining := func(n, reset string) *http.Response {
+		h := http.Header{}
+		h.Set(ratelimitheader.HeaderXRemaining, n)
+		h.Set(ratelimitheader.HeaderXReset, reset)
+		return &http.Response{StatusCode: http.StatusOK, Header: h, Body: http.NoBody}
+	}
+	// 300 left with 10 s to go: 30 per second, above the initial 20 (and under 4 x 20).
+	a.Observe(at0.Add(ms(1)), remaining("300", "10"), nil)
+	assert.InDelta(t, 30.0, a.Rate(), 1e-9)
+	assert.Zero(t, a.Stats().Allowance)
+	// After the reset, the law's own rate again (any response updates the pace).
+	a.Observe(at0.Add(11*time.Second), remaining("5", "60"), nil)
+	assert.InDelta(t, DefaultInitialRate, a.Rate(), 1e-9)
 }
 
 // TestAdaptiveDecay: what was learned fades while the key is quiet, from the next Reserve's now.
@@ -377,7 +399,7 @@ func TestAdaptiveDecay(t *testing.T) {
 	learn := func(t *testing.T) *Adaptive {
 		a := newAdaptive(t, WithDecayHalfLife(hl), WithInitialRate(10))
 		_, _ = a.Reserve(at0)
-		a.Observe(at0.Add(ms(1)), policyResponse(1001, time.Second, 500, time.Second), nil)
+		a.Observe(at0.Add(ms(1)), policyOnlyResponse(1001, time.Second), nil)
 		require.InDelta(t, 1000*(1-DefaultHeadroom), a.Rate(), 1e-9)
 		return a
 	}
@@ -407,7 +429,7 @@ func TestAdaptiveDecay(t *testing.T) {
 				assert.NotZero(t, a.Stats().ServerRate, "the declared rate is kept until forgotten")
 			}
 			// The next response that declares the rate brings the pace back to it.
-			a.Observe(now.Add(ms(1)), policyResponse(1001, time.Second, 500, time.Second), nil)
+			a.Observe(now.Add(ms(1)), policyOnlyResponse(1001, time.Second), nil)
 			assert.InDelta(t, 1000*(1-DefaultHeadroom), a.Rate(), 1e-9)
 		})
 	}

@@ -1,0 +1,205 @@
+package throttle
+
+import (
+	"time"
+
+	"github.com/steadyhttp/steady/internal/ratelimitheader"
+)
+
+// The burst allowance of an Adaptive limiter: how many requests may go at once, without waiting
+// for the pace, because the server said that much of its quota remains; and the hold that makes
+// requests wait for the reset of a window that has nothing left.
+//
+// Allowance. A response that says r requests remain (RateLimit r, X-RateLimit-Remaining) tells
+// what the server would admit at the instant it answered. Every request sent but not answered yet
+// when the response is observed was not counted in r (it had not arrived, or it arrived after this
+// one was decided), so the limiter may let up to r - inflight go at once. Each send spends one.
+// That holds for every algorithm: remaining quota never shrinks with time alone (a window's count
+// and a bucket's tokens only come back), so the estimate is a lower bound of what is left for a
+// client that has the key to itself.
+//
+// Order. Responses can arrive out of order, and an older response counts fewer of the requests
+// before it: trusting it would count twice what it did not see. The limiter takes a response as
+// the newest state only when its request was certainly sent after the last response taken was
+// observed: the send matched with a response (the oldest one still in flight) is never later than
+// the real one, so a send after that observation means a decision after it. Any other response
+// can only lower the allowance (the minimum of the two estimates).
+//
+// Claims. The remaining count is clamped to the quota the server declares (the limit of this
+// response or, failing that, of an earlier one), and a server that declares no quota gives no
+// allowance (its remainder is only spread, see learnRemaining). A throttle that comes while the
+// allowance says there is room, or that itself claims room, shows that the remaining count is not
+// the quota that binds (a lie, a second policy, or other clients on the same key): from then on
+// it gives no allowance, until what was learned is forgotten. So does a newer response that
+// counts less than the allowance left after this limiter's own sends: quota went that it did not
+// spend. With more requests in flight than
+// the send ring remembers, the in-flight count is not known, and the allowance is zero.
+//
+// Hold. When nothing remains, the pace goes on: a bucket's tokens, a window counter's weight
+// and a sliding log's entries come back a little at a time. A fixed window's quota (and a sliding
+// log's, after a burst) comes back whole at the reset instead, and a request paced into it draws
+// a throttle, whose Retry-After (whole seconds, rounded up) pauses the key past the window's
+// start. The limiter learns which kind the server is: when a throttle found the quota empty, and
+// after the pause at least half the quota was admitted within a quarter of the window, the quota
+// comes back whole. From then on, a response that says nothing remains holds the next request
+// until the reset (the earliest instant the responses of the cycle announced: each reset is
+// rounded up, so the earliest is the closest). After each hold the same test is made again, and a
+// cycle that falls short unlearns it. A reset further away than the declared window is no
+// window's (a window counter's while both of its windows weigh) and holds nothing.
+type allowance struct {
+	trusted bool  // a response set the allowance
+	at      int64 // when the newest trusted response was observed
+	// quota is the last quota (limit) a response declared, 0 when none.
+	quota int64
+	// distrust is set when a throttle contradicted the remaining count.
+	distrust bool
+
+	// resetAt is the earliest reset instant announced by the trusted responses since the last
+	// reset instant passed; cycle is when the first of them was observed.
+	resetAt  int64
+	hasReset bool
+	cycle    int64
+
+	// windowed tells that the quota comes back whole at its reset (see Hold above).
+	windowed bool
+	// judging is set after a throttle that found the quota empty or after a hold, until the
+	// cycle that follows has told whether the quota came back whole: got counts the successes
+	// observed from countFrom on (the end of the hold: the stragglers of the last cycle do not
+	// count), the first of them at gotFrom.
+	judging   bool
+	got       int64
+	gotFrom   int64
+	countFrom int64
+	// heldFor is the reset the last hold waited for.
+	heldFor int64
+	// cycleGot counts the successes since the last hold began; deficit sums, over the cycles
+	// between holds, how much less than the quota each one got (never below zero): alone on
+	// the key, a limiter gets the whole quota of a window every cycle.
+	cycleGot, deficit int64
+	// throttles counts the throttles that found the quota empty, since the first of them
+	// within throttleMemory; firstThrottle is when that was.
+	throttles     int
+	firstThrottle int64
+}
+
+// throttleMemory and maxEmptyThrottles: more than maxEmptyThrottles throttles that found the quota
+// empty within throttleMemory mean that the limiter is not alone on its key. Alone, it draws one
+// to learn that the quota comes back whole, and one at the start of a window counter.
+const (
+	throttleMemory    = int64(30 * time.Second)
+	maxEmptyThrottles = 2
+)
+
+// allowanceDecision is what one response does to the pacer: the new allowance, and whether to
+// change the hold (hold 0: none).
+type allowanceDecision struct {
+	burst   int64
+	setHold bool
+	hold    int64
+}
+
+// observe applies one response to the allowance. cur is the allowance before the response (after
+// the sends since the last one), inflight the requests still in flight, sent when the response's
+// request left (an estimate never later than the truth; known is false when there is none), t
+// when the response was observed.
+func (al *allowance) observe(t, sent int64, known bool, throttled bool, info ratelimitheader.Info, inflight int, cur int64) allowanceDecision {
+	if info.Limit > 0 {
+		al.quota = info.Limit
+	}
+	if al.distrust {
+		return allowanceDecision{setHold: true}
+	}
+	if throttled {
+		if cur > 0 || (info.HasRemaining && info.Remaining > 0) {
+			al.distrust = true
+			return allowanceDecision{setHold: true}
+		}
+		if al.throttles == 0 || t-al.firstThrottle > throttleMemory {
+			al.throttles, al.firstThrottle = 0, t
+		}
+		if al.throttles++; al.throttles > maxEmptyThrottles {
+			al.distrust = true
+			return allowanceDecision{setHold: true}
+		}
+		// The quota was empty: what comes back after the pause tells whether it is a window.
+		al.judging, al.got, al.countFrom = true, 0, t
+		al.trusted, al.at = true, t
+		return allowanceDecision{}
+	}
+	al.cycleGot++
+	if al.judging && t >= al.countFrom {
+		if al.got == 0 {
+			al.gotFrom = t
+		}
+		al.got++
+	}
+	if !info.HasRemaining || al.quota <= 0 {
+		return allowanceDecision{burst: cur}
+	}
+	r := min(info.Remaining, al.quota)
+	est := int64(0)
+	if inflight < sendRingSize {
+		est = max(r-int64(inflight), 0)
+	}
+	newer := !al.trusted || (known && sent > al.at)
+	if newer && al.trusted && est < cur-max(1, al.quota/100) {
+		// Quota went that this limiter did not spend: other clients share the key (or the
+		// count is not the quota that binds). Bursting would take their share.
+		al.distrust = true
+		return allowanceDecision{setHold: true}
+	}
+	al.trusted, al.at = true, t
+	d := allowanceDecision{burst: min(cur, est)}
+	if newer {
+		d.burst = est
+		if info.HasReset {
+			at := t + int64(info.Reset)
+			if !al.hasReset || al.resetAt <= t {
+				al.resetAt, al.hasReset, al.cycle = at, true, t
+			} else {
+				al.resetAt = min(al.resetAt, at)
+			}
+		}
+	}
+	if d.burst > 0 {
+		d.setHold = true // quota left: no hold
+		return d
+	}
+	// Nothing left, said by the newest response or by one decided in the same cycle.
+	if r > 0 || !(newer || (known && sent >= al.cycle)) {
+		return d
+	}
+	if al.heldFor == al.resetAt && al.resetAt > t {
+		d.setHold, d.hold = true, al.resetAt // already waiting for this reset
+		return d
+	}
+	if al.judging {
+		switch {
+		case 2*al.got >= al.quota:
+			al.windowed, al.judging = true, false
+		case info.Window > 0 && al.got > 0 && t-al.gotFrom >= int64(info.Window)/4:
+			al.windowed, al.judging = false, false
+		default:
+			return d // undecided: a sliding log's entries may still be leaving
+		}
+	}
+	if al.windowed && al.hasReset && al.resetAt > t && (info.Window <= 0 || info.Reset <= info.Window) {
+		if al.heldFor != 0 {
+			al.deficit = max(0, al.deficit+al.quota-al.cycleGot)
+			if al.deficit > max(8, al.quota/10) {
+				// Less than the quota, cycle after cycle: others take the rest.
+				al.distrust = true
+				return allowanceDecision{setHold: true}
+			}
+		}
+		al.cycleGot = 0
+		d.setHold, d.hold = true, al.resetAt
+		al.heldFor = al.resetAt
+		al.judging, al.got, al.countFrom = true, 0, al.resetAt
+	}
+	return d
+}
+
+// active reports whether remaining counts give an allowance (a quota was declared and no
+// throttle contradicted them).
+func (al *allowance) active() bool { return !al.distrust && al.quota > 0 }
