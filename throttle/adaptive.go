@@ -137,6 +137,7 @@ func (a *Adaptive) clock(now time.Time) int64 {
 // markSent is called by the pacer, in order, for each request that comes due; a.mu is held.
 func (a *Adaptive) markSent(slot int64) {
 	a.sends.push(slot)
+	a.allow.sent()
 	a.hist.sent(slot, a.pacer.interval)
 }
 

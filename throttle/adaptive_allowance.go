@@ -41,11 +41,19 @@ import (
 // a throttle, whose Retry-After (whole seconds, rounded up) pauses the key past the window's
 // start. The limiter learns which kind the server is: when a throttle found the quota empty, and
 // after the pause at least half the quota was admitted within a quarter of the window, the quota
-// comes back whole. From then on, a response that says nothing remains holds the next request
-// until the reset (the earliest instant the responses of the cycle announced: each reset is
-// rounded up, so the earliest is the closest). After each hold the same test is made again, and a
-// cycle that falls short unlearns it. A reset further away than the declared window is no
-// window's (a window counter's while both of its windows weigh) and holds nothing.
+// comes back whole. From then on, when a response says nothing remains and the whole quota was
+// sent since the last hold, the next request waits until the reset (the earliest instant the
+// responses of the cycle announced: each reset is rounded up, so the earliest is the closest).
+// Less than the whole quota sent is a sliding log whose entries are still leaving: the pace goes
+// on. A reset further away than the declared window is no window's (a window counter's while both
+// of its windows weigh) and holds nothing.
+//
+// Sharing. Bursting is right for a limiter alone on its key: with others, the one that bursts
+// takes what the others would pace into. Besides the contradictions above, more than
+// maxEmptyThrottles throttles within throttleMemory end the allowance as well: alone, a limiter
+// draws one to learn that the quota comes back whole, and one at the start of a window counter;
+// with others on the key, a cycle never gets the whole quota, so the pace goes on into an empty
+// window and draws more.
 type allowance struct {
 	trusted bool  // a response set the allowance
 	at      int64 // when the newest trusted response was observed
@@ -62,20 +70,16 @@ type allowance struct {
 
 	// windowed tells that the quota comes back whole at its reset (see Hold above).
 	windowed bool
-	// judging is set after a throttle that found the quota empty or after a hold, until the
-	// cycle that follows has told whether the quota came back whole: got counts the successes
-	// observed from countFrom on (the end of the hold: the stragglers of the last cycle do not
-	// count), the first of them at gotFrom.
-	judging   bool
-	got       int64
-	gotFrom   int64
-	countFrom int64
+	// judging is set after a throttle that found the quota empty, until the cycle that follows
+	// has told whether the quota came back whole: got counts the successes since, the first of
+	// them at gotFrom.
+	judging bool
+	got     int64
+	gotFrom int64
 	// heldFor is the reset the last hold waited for.
 	heldFor int64
-	// cycleGot counts the successes since the last hold began; deficit sums, over the cycles
-	// between holds, how much less than the quota each one got (never below zero): alone on
-	// the key, a limiter gets the whole quota of a window every cycle.
-	cycleGot, deficit int64
+	// cycleSent counts the requests sent since the last hold began.
+	cycleSent int64
 	// throttles counts the throttles that found the quota empty, since the first of them
 	// within throttleMemory; firstThrottle is when that was.
 	throttles     int
@@ -122,12 +126,11 @@ func (al *allowance) observe(t, sent int64, known bool, throttled bool, info rat
 			return allowanceDecision{setHold: true}
 		}
 		// The quota was empty: what comes back after the pause tells whether it is a window.
-		al.judging, al.got, al.countFrom = true, 0, t
+		al.judging, al.got = true, 0
 		al.trusted, al.at = true, t
 		return allowanceDecision{}
 	}
-	al.cycleGot++
-	if al.judging && t >= al.countFrom {
+	if al.judging {
 		if al.got == 0 {
 			al.gotFrom = t
 		}
@@ -173,7 +176,8 @@ func (al *allowance) observe(t, sent int64, known bool, throttled bool, info rat
 		d.setHold, d.hold = true, al.resetAt // already waiting for this reset
 		return d
 	}
-	if al.judging {
+	switch {
+	case al.judging:
 		switch {
 		case 2*al.got >= al.quota:
 			al.windowed, al.judging = true, false
@@ -182,23 +186,23 @@ func (al *allowance) observe(t, sent int64, known bool, throttled bool, info rat
 		default:
 			return d // undecided: a sliding log's entries may still be leaving
 		}
+	case !al.windowed:
+		return d
+	case al.cycleSent < al.quota:
+		// Less than the quota sent since the last hold: a sliding log's entries are still
+		// leaving (or others took some; then the pace draws throttles, and they are found out).
+		return d
 	}
 	if al.windowed && al.hasReset && al.resetAt > t && (info.Window <= 0 || info.Reset <= info.Window) {
-		if al.heldFor != 0 {
-			al.deficit = max(0, al.deficit+al.quota-al.cycleGot)
-			if al.deficit > max(8, al.quota/10) {
-				// Less than the quota, cycle after cycle: others take the rest.
-				al.distrust = true
-				return allowanceDecision{setHold: true}
-			}
-		}
-		al.cycleGot = 0
+		al.cycleSent = 0
 		d.setHold, d.hold = true, al.resetAt
 		al.heldFor = al.resetAt
-		al.judging, al.got, al.countFrom = true, 0, al.resetAt
 	}
 	return d
 }
+
+// sent notes a request sent.
+func (al *allowance) sent() { al.cycleSent++ }
 
 // active reports whether remaining counts give an allowance (a quota was declared and no
 // throttle contradicted them).
