@@ -15,6 +15,7 @@ import (
 	"github.com/steadyhttp/steady/client"
 	"github.com/steadyhttp/steady/retry"
 	"github.com/steadyhttp/steady/testserver"
+	"github.com/steadyhttp/steady/throttle"
 )
 
 // inbox is the webhook behind the rate limiter: it records the IDs of the messages it receives, in
@@ -147,10 +148,12 @@ func TestDeliversEveryMessageOnceWithoutHeaders(t *testing.T) {
 	t.Logf("%d messages, %d bare 429s retried", len(msgs), st.Throttled)
 }
 
-// A server that asks for a wait longer than the client accepts (retry.WithMaxRetryAfter, 60s by
-// default) gets its 429 back at once: the client does not sleep for half an hour. The Notifier
-// stops there and reports which message it could not deliver; the ones before it were delivered
-// and the ones after it were not sent.
+// A server that allows 2 messages and then one an hour says so in its rate-limit headers. The
+// client sends the first two at once (the headers say the quota is there), and then knows that
+// nothing is left for an hour: rather than send the third message only to draw a 429, or sleep for
+// an hour, it fails at once with an error matching throttle.ErrWaitTooLong (client.WithMaxWait,
+// 60 s by default). The Notifier stops there and reports which message it could not deliver; the
+// ones before it were delivered and the ones after it were not sent.
 func TestReportsTheMessageItCouldNotDeliver(t *testing.T) {
 	in := &inbox{}
 	srv := testserver.NewT(t,
@@ -167,9 +170,14 @@ func TestReportsTheMessageItCouldNotDeliver(t *testing.T) {
 	require.True(t, errors.As(err, &de), "error %v", err)
 	assert.Equal(t, 2, de.Index)
 	assert.Equal(t, "m2", de.ID)
-	assert.Equal(t, http.StatusTooManyRequests, de.Status)
+	assert.Zero(t, de.Status, "no response: the message was not sent")
+	assert.ErrorIs(t, err, throttle.ErrWaitTooLong)
+	var wait *throttle.WaitTooLongError
+	require.ErrorAs(t, err, &wait)
+	assert.Greater(t, wait.Wait, time.Minute, "the quota comes back in about an hour")
 	assert.Equal(t, ids[:2], in.received())
 	st := srv.Stats().Server
 	require.NotNil(t, st)
-	assert.Equal(t, int64(3), st.Requests, "the throttled message was sent once, the rest not at all")
+	assert.Equal(t, int64(2), st.Requests, "the third message and the rest were not sent at all")
+	assert.Zero(t, st.Throttled, "no 429 drawn")
 }
