@@ -1,6 +1,7 @@
 package retry
 
 import (
+	"math"
 	"math/rand/v2"
 	"time"
 
@@ -29,6 +30,9 @@ func newSchedule(base, max time.Duration) *backoff.ExponentialBackOff {
 func fullJitter(interval time.Duration) time.Duration {
 	if interval <= 0 {
 		return 0
+	}
+	if interval == math.MaxInt64 {
+		return time.Duration(rand.Int64()) // [0, MaxInt64]: interval+1 would overflow
 	}
 	return time.Duration(rand.Int64N(int64(interval) + 1))
 }

@@ -31,6 +31,11 @@ var (
 	// ErrInvalidOption: an Option or constructor was given a value it cannot use. Errors from
 	// NewTransport and NewBudget wrap it.
 	ErrInvalidOption = errors.New("retry: invalid option")
+	// ErrNoResponse: the next RoundTripper broke its contract and returned neither a response nor
+	// an error. The Transport reports it as that attempt's error (it is not retried).
+	ErrNoResponse = errors.New("retry: next RoundTripper returned no response and no error")
+	// ErrNilRequest: RoundTrip was called with a nil request.
+	ErrNilRequest = errors.New("retry: nil request")
 )
 
 type wouldExceedDeadline struct{}

@@ -57,3 +57,24 @@ func (r Reason) String() string {
 	}
 	return fmt.Sprintf("status %d", r.Status)
 }
+
+// observers calls several Observers in order (WithObserver given more than once).
+type observers []Observer
+
+func (os observers) Attempt(req *http.Request, attempt int) {
+	for _, o := range os {
+		o.Attempt(req, attempt)
+	}
+}
+
+func (os observers) Retry(req *http.Request, attempt int, reason Reason, wait time.Duration) {
+	for _, o := range os {
+		o.Retry(req, attempt, reason, wait)
+	}
+}
+
+func (os observers) GaveUp(req *http.Request, attempts int, reason Reason, cause error) {
+	for _, o := range os {
+		o.GaveUp(req, attempts, reason, cause)
+	}
+}

@@ -180,7 +180,13 @@ func WithBudget(b *Budget) Option {
 // removes it.
 func WithObserver(o Observer) Option {
 	return optionFunc(func(c *config) error {
-		c.observer = o
+		switch {
+		case o == nil:
+		case c.observer == nil:
+			c.observer = o
+		default:
+			c.observer = observers{c.observer, o}
+		}
 		return nil
 	})
 }

@@ -18,6 +18,9 @@ import (
 //
 // A request that succeeds on its first attempt costs no allocation and no copy: it is passed to
 // the next RoundTripper as it is (unless WithIdempotencyKeys must add a header).
+//
+// Create it with NewTransport; the zero value is not usable (its RoundTrip fails with an error
+// matching ErrInvalidOption).
 type Transport struct {
 	next http.RoundTripper
 	cfg  config
@@ -75,6 +78,13 @@ func (t *Transport) CloseIdleConnections() {
 // returns at once with an *Error wrapping the context's error and no response: a response whose
 // request context has ended could not be read anyway.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req == nil {
+		return nil, ErrNilRequest
+	}
+	if t == nil || t.next == nil {
+		closeRequestBody(req)
+		return nil, fmt.Errorf("%w: Transport not created with NewTransport", ErrInvalidOption)
+	}
 	ctx := req.Context()
 	if err := ctx.Err(); err != nil {
 		closeRequestBody(req)
@@ -93,6 +103,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		obs.Attempt(sent, 1)
 	}
 	resp, err := t.next.RoundTrip(sent)
+	if resp == nil && err == nil {
+		err = ErrNoResponse
+	}
 	if ctx.Err() != nil {
 		return resp, err
 	}
@@ -174,6 +187,9 @@ func (t *Transport) retry(ctx context.Context, orig, sent *http.Request, start t
 			obs.Attempt(sent, attempt+1)
 		}
 		resp, err = t.next.RoundTrip(sent)
+		if resp == nil && err == nil {
+			err = ErrNoResponse
+		}
 		if ctx.Err() != nil || !t.failed(resp, err) {
 			if err != nil {
 				hist = append(hist, Attempt{Err: err})

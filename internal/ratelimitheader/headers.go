@@ -30,8 +30,9 @@ const (
 	headerOldReset       = "Ratelimit-Reset"
 )
 
-// MaxDelay is the largest delay any parser in this package returns, and the largest duration [Write]
-// and [FormatRetryAfter] advertise: a server that asks for more is clamped to it (24h).
+// MaxDelay is the largest delay any parser in this package returns: a server that asks for more is
+// clamped to it (24h). [Write] clamps the reset fields to it too; Retry-After alone is written
+// unclamped ([FormatRetryAfter]), because a client that waits exactly that long must be admitted.
 const MaxDelay = 24 * time.Hour
 
 // epochThreshold separates the two meanings of a reset value: a value larger than this (in seconds) is a

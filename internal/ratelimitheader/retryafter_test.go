@@ -112,9 +112,10 @@ func TestFormatRetryAfter(t *testing.T) {
 		{2 * time.Second, "2"},
 		{59*time.Second + 999*time.Millisecond, "60"},
 		{MaxDelay, "86400"},
-		{MaxDelay + 1, "86400"},
-		{48 * time.Hour, "86400"},
-		{time.Duration(1<<63 - 1), "86400"},
+		// Not clamped: the server must never advertise less than the real wait.
+		{MaxDelay + 1, "86401"},
+		{48 * time.Hour, "172800"},
+		{time.Duration(1<<63 - 1), "9223372037"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.d.String(), func(t *testing.T) {

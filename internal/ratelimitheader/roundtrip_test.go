@@ -125,6 +125,9 @@ func TestRoundTripNormalized(t *testing.T) {
 		Write(again, Fields{Policy: got.Policy, Limit: got.Limit, Window: got.Window,
 			Remaining: got.Remaining, Reset: got.Reset, RetryAfter: got.RetryAfter})
 		for _, key := range []string{HeaderRateLimit, HeaderXRemaining, HeaderXReset, HeaderRetryAfter} {
+			if key == HeaderRetryAfter && f.RetryAfter > MaxDelay {
+				continue // written as it is, read back clamped to MaxDelay
+			}
 			if !assert.Equal(t, h[key], again[key], "%s after a second round of %+v", key, f) {
 				return
 			}

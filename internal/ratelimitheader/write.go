@@ -33,7 +33,8 @@ const maxSFInteger = 999_999_999_999_999
 //	Retry-After: <seconds>                                        (when RetryAfter > 0)
 //
 // Durations are written as delta-seconds rounded up (a client that waits that long is not early;
-// Retry-After is at least 1, see [FormatRetryAfter]) and clamped to MaxDelay.
+// Retry-After is at least 1, see [FormatRetryAfter]); the resets are clamped to MaxDelay, Retry-After
+// is not.
 //
 // A Window that is not a whole number of seconds is advertised in RateLimit-Policy scaled to whole
 // seconds so that q/w keeps the rate: w is the smallest whole number of seconds for which the quota

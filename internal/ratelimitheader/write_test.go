@@ -67,7 +67,7 @@ func TestWrite(t *testing.T) {
 				"Ratelimit":             {`"default";r=0;t=0`},
 				"X-Ratelimit-Remaining": {"0"},
 				"X-Ratelimit-Reset":     {"0"},
-				"Retry-After":           {"86400"},
+				"Retry-After":           {"259200"}, // never clamped: see FormatRetryAfter
 			}},
 		{"counts beyond structured integers clamped", Fields{Limit: 1 << 62, Window: time.Second, Remaining: 1 << 62, Reset: 100 * time.Hour},
 			http.Header{
