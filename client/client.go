@@ -2,6 +2,7 @@ package client
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -26,7 +27,8 @@ func Validate(opts ...Option) error {
 
 // Transport is the assembled stack, an http.RoundTripper. It is safe for concurrent use and starts
 // no goroutines; it holds no resources beyond the base RoundTripper's idle connections
-// (CloseIdleConnections reaches them).
+// (CloseIdleConnections reaches them). Create it with NewTransport (or New); the zero value is not
+// usable: its RoundTrip fails with an error matching ErrInvalidOption.
 type Transport struct {
 	rt       http.RoundTripper
 	err      error // a configuration error: every RoundTrip fails with it
@@ -111,7 +113,7 @@ func build(base http.RoundTripper, opts []Option) (*Transport, error) {
 
 	if c.maxInFlight > 0 {
 		qopts := []queue.Option{queue.WithMaxInFlight(c.maxInFlight)}
-		if c.maxWaiting > 0 {
+		if c.maxWaitingSet {
 			qopts = append(qopts, queue.WithMaxWaiting(c.maxWaiting))
 		}
 		if len(obs) > 0 {
@@ -133,6 +135,12 @@ func build(base http.RoundTripper, opts []Option) (*Transport, error) {
 // modifies req, always closes req's body, returns an error only when it obtained no response, and,
 // when it gives up on retrying, returns the last response with a nil error.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req == nil {
+		return nil, ErrNilRequest
+	}
+	if t.rt == nil && t.err == nil {
+		t = &Transport{err: fmt.Errorf("%w: Transport not created with NewTransport or New", ErrInvalidOption)}
+	}
 	if t.err != nil {
 		if req != nil && req.Body != nil {
 			_ = req.Body.Close()
@@ -145,6 +153,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 // CloseIdleConnections closes the idle connections of the base RoundTripper, if it has that method;
 // http.Client.CloseIdleConnections calls it.
 func (t *Transport) CloseIdleConnections() {
+	if t.rt == nil {
+		return
+	}
 	if c, ok := t.rt.(interface{ CloseIdleConnections() }); ok {
 		c.CloseIdleConnections()
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/steadyhttp/steady/retry"
 	"github.com/steadyhttp/steady/testserver"
 	"github.com/steadyhttp/steady/testserver/algorithm"
+	"github.com/steadyhttp/steady/throttle"
 )
 
 // TestToldRateNoThrottling: a client told the server's rate finishes a batch against every server
@@ -162,7 +163,7 @@ func TestCancelWhileThrottled(t *testing.T) {
 			sent++
 			return &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: http.NoBody}, nil
 		})
-		tr := NewTransport(base)
+		tr := NewTransport(base, WithMaxWait(0)) // wait out any pause, until the context ends
 		tr.Throttle().Pause("api.test", time.Now().Add(time.Hour))
 		ctx, cancel := context.WithCancel(context.Background())
 		body := &trackedBody{Reader: strings.NewReader("x")}
@@ -267,3 +268,56 @@ func TestQueueOrderAndObserver(t *testing.T) {
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// TestLongPauseFailsFast: by default a pause longer than DefaultMaxWait fails the request at once,
+// with a matchable error, nothing sent and the body closed, instead of blocking.
+func TestLongPauseFailsFast(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sent := 0
+		tr := NewTransport(roundTripFunc(func(*http.Request) (*http.Response, error) {
+			sent++
+			return &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: http.NoBody}, nil
+		}))
+		tr.Throttle().Pause("api.test", time.Now().Add(time.Hour))
+		body := &trackedBody{Reader: strings.NewReader("x")}
+		req, err := http.NewRequest(http.MethodPut, "http://api.test/", body)
+		require.NoError(t, err)
+		start := time.Now()
+		resp, err := tr.RoundTrip(req)
+		assert.Nil(t, resp)
+		assert.ErrorIs(t, err, throttle.ErrWaitTooLong)
+		assert.Zero(t, time.Since(start))
+		assert.True(t, body.closed.Load())
+		assert.Zero(t, sent)
+	})
+}
+
+// TestMaxWaitingZero: WithMaxWaiting(0) means no waiting line: a request that finds every place
+// taken is refused at once.
+func TestMaxWaitingZero(t *testing.T) {
+	tr := NewTransport(roundTripFunc(func(*http.Request) (*http.Response, error) {
+		return &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: io.NopCloser(strings.NewReader("ok"))}, nil
+	}), WithMaxInFlight(1), WithMaxWaiting(0))
+	req, _ := http.NewRequest(http.MethodGet, "http://api.test/", nil)
+	first, err := tr.RoundTrip(req)
+	require.NoError(t, err)
+	defer first.Body.Close() // holds the only place until closed
+	_, err = tr.RoundTrip(req)
+	assert.ErrorIs(t, err, queue.ErrQueueFull)
+}
+
+// TestZeroTransportAndNilRequest: the zero Transport and a nil request give errors, not panics.
+func TestZeroTransportAndNilRequest(t *testing.T) {
+	body := &trackedBody{Reader: strings.NewReader("x")}
+	req, _ := http.NewRequest(http.MethodPost, "http://api.test/", body)
+	var zero Transport
+	resp, err := zero.RoundTrip(req)
+	assert.Nil(t, resp)
+	assert.ErrorIs(t, err, ErrInvalidOption)
+	assert.True(t, body.closed.Load())
+	zero.CloseIdleConnections()
+
+	resp, err = NewTransport(nil).RoundTrip(nil)
+	assert.Nil(t, resp)
+	assert.ErrorIs(t, err, ErrNilRequest)
+}

@@ -28,11 +28,13 @@ type config struct {
 	maxKeys     int
 	maxInFlight int
 	maxWaiting  int
-	maxWait     time.Duration
-	maxWaitSet  bool
-	retryOpts   []retry.Option
-	observers   observers
-	errs        []error
+	// maxWaitingSet tells WithMaxWaiting(0) (no line) from no option (the queue's default).
+	maxWaitingSet bool
+	maxWait       time.Duration
+	maxWaitSet    bool
+	retryOpts     []retry.Option
+	observers     observers
+	errs          []error
 }
 
 func (c *config) fail(format string, args ...any) {
@@ -128,7 +130,7 @@ func WithMaxWaiting(n int) Option {
 			c.fail("WithMaxWaiting(%d): must be at least 0", n)
 			return
 		}
-		c.maxWaiting = n
+		c.maxWaiting, c.maxWaitingSet = n, true
 	})
 }
 

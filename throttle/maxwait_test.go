@@ -3,6 +3,7 @@ package throttle
 import (
 	"context"
 	"errors"
+	"net/http"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -11,55 +12,86 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestMaxWait: a wait predicted longer than WithMaxWait is refused at once with *WaitTooLongError,
-// for a pause and for the pace, and gives back what it reserved; shorter waits go through.
-func TestMaxWait(t *testing.T) {
+// learningBucket is a leaky bucket that claims to learn its pace (a Learner with a Rate), as an
+// adaptive limiter does.
+type learningBucket struct {
+	Limiter
+	rate float64
+}
+
+func (l learningBucket) Observe(time.Time, *http.Response, error) {}
+func (l learningBucket) Rate() float64                             { return l.rate }
+
+func newLearningBucket(t *testing.T, rate float64) learningBucket {
+	lb, err := NewLeakyBucket(rate, 100)
+	require.NoError(t, err)
+	return learningBucket{Limiter: lb, rate: rate}
+}
+
+// TestMaxWaitKnownPaceIsWaitedOut: a known pace is waited out however long the line is.
+func TestMaxWaitKnownPaceIsWaitedOut(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		th, err := New(WithMaxWait(time.Minute),
+		th, err := New(WithMaxWait(45*time.Second),
 			WithLimiter(func(string) (Limiter, error) { return NewLeakyBucket(1.0/30, 10) })) // one per 30 s
 		require.NoError(t, err)
-		ctx := context.Background()
-
 		start := time.Now()
-		require.NoError(t, th.Wait(ctx, "a")) // due at once
-		require.NoError(t, th.Wait(ctx, "a")) // 30 s
-		require.NoError(t, th.Wait(ctx, "a")) // 30 s more
-		assert.Equal(t, time.Minute, time.Since(start))
+		for range 4 {
+			require.NoError(t, th.Wait(context.Background(), "a"))
+		}
+		assert.Equal(t, 90*time.Second, time.Since(start))
+	})
+}
 
-		// Three more would be due in 30, 60 and 90 s: the third is refused at once.
-		require.NoError(t, th.Wait(ctx, "a"))
-		err = th.Wait(ctx, "a") // 30 s: fine
+// TestMaxWaitLearnedPace: a learned pace slower than one request per maximum wait is refused at once
+// with *WaitTooLongError (its reservation given back); a faster learned pace is waited out even when
+// the line makes the wait long.
+func TestMaxWaitLearnedPace(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		th, err := New(WithMaxWait(45*time.Second), WithLimiter(func(key string) (Limiter, error) {
+			if key == "slow" {
+				return newLearningBucket(t, 1.0/60), nil // the server allows one a minute
+			}
+			return newLearningBucket(t, 1.0/30), nil
+		}))
 		require.NoError(t, err)
-		th2, err := New(WithMaxWait(45*time.Second),
-			WithLimiter(func(string) (Limiter, error) { return NewLeakyBucket(1.0/30, 10) }))
-		require.NoError(t, err)
-		require.NoError(t, th2.Wait(ctx, "b"))
-		require.NoError(t, th2.Wait(ctx, "b")) // 30 s
-		done := make(chan error, 1)
-		go func() { done <- th2.Wait(ctx, "b") }() // due in 30 s: waits
-		synctest.Wait()
+
+		require.NoError(t, th.Wait(ctx, "slow")) // due at once
 		before := time.Now()
-		err = th2.Wait(ctx, "b") // due in 60 s: refused at once
+		err = th.Wait(ctx, "slow")
 		var tooLong *WaitTooLongError
 		require.ErrorAs(t, err, &tooLong)
 		assert.True(t, errors.Is(err, ErrWaitTooLong))
-		assert.Equal(t, WaitTooLongError{Key: "b", Wait: time.Minute, Max: 45 * time.Second}, *tooLong)
+		assert.Equal(t, WaitTooLongError{Key: "slow", Wait: time.Minute, Max: 45 * time.Second}, *tooLong)
 		assert.Equal(t, before, time.Now(), "refused without waiting")
-		require.NoError(t, <-done)
-		// The refused reservation was given back: the next one is due 30 s after the last sent.
-		sent := time.Now()
-		require.NoError(t, th2.Wait(ctx, "b"))
-		assert.Equal(t, 30*time.Second, time.Since(sent))
+		time.Sleep(time.Minute)
+		require.NoError(t, th.Wait(ctx, "slow"), "the refused slot was given back: due again after a minute")
+		assert.Equal(t, time.Minute, time.Since(before))
 
-		// A pause longer than the maximum is refused at once, a shorter one waited out.
-		th2.Pause("c", time.Now().Add(time.Minute))
-		err = th2.Wait(ctx, "c")
+		start := time.Now()
+		for range 4 {
+			require.NoError(t, th.Wait(ctx, "fast"))
+		}
+		assert.Equal(t, 90*time.Second, time.Since(start), "30 s apart, the last one 90 s in line")
+	})
+}
+
+// TestMaxWaitPause: a pause longer than the maximum is refused at once, a shorter one waited out.
+func TestMaxWaitPause(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		th, err := New(WithMaxWait(45 * time.Second))
+		require.NoError(t, err)
+		ctx := context.Background()
+		th.Pause("c", time.Now().Add(time.Minute))
+		err = th.Wait(ctx, "c")
+		var tooLong *WaitTooLongError
 		require.ErrorAs(t, err, &tooLong)
 		assert.True(t, tooLong.Paused)
+		assert.Equal(t, time.Minute, tooLong.Wait)
 		assert.Contains(t, err.Error(), "Retry-After")
 		time.Sleep(30 * time.Second)
 		pausedAt := time.Now()
-		require.NoError(t, th2.Wait(ctx, "c"))
+		require.NoError(t, th.Wait(ctx, "c"))
 		assert.Equal(t, 30*time.Second, time.Since(pausedAt))
 	})
 }

@@ -69,12 +69,14 @@ func WithWaitObserver(f func(req *http.Request, key string, waited time.Duration
 	return optionFunc(func(c *config) { c.onWait = f })
 }
 
-// WithMaxWait bounds how long a request waits for its key: when the predicted wait, for a pause of
-// the key (a server's Retry-After) or for the key's limiter, is longer than d, the wait refuses at
-// once with *WaitTooLongError instead of sleeping (the Transport closes the request body and
-// sends nothing). A waiting request whose predicted wait grows past d (a longer pause, a slower
-// learned pace) is refused then. The default, 0, waits as long as it takes (bounded only by the
-// request's context). A negative d makes New fail with ErrInvalidOption.
+// WithMaxWait bounds how long a request waits for what the server asked for: when the predicted wait
+// for a pause of its key (a server's Retry-After, or Pause) is longer than d, or the key's limiter
+// learns its pace from the server (a Learner, such as Adaptive) and that pace is slower than one
+// request per d, the wait refuses at once with *WaitTooLongError instead of sleeping (the Transport
+// closes the request body and sends nothing). A waiting request whose prediction grows past d is
+// refused then. A known pace (a token or leaky bucket) is always waited out, however many requests
+// stand in line. The default, 0, waits as long as it takes (bounded only by the request's context).
+// A negative d makes New fail with ErrInvalidOption.
 func WithMaxWait(d time.Duration) Option {
 	return optionFunc(func(c *config) { c.maxWait = d })
 }

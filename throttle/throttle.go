@@ -231,7 +231,7 @@ func (t *Throttle) waitBlocked(ctx context.Context, p *partition) (blocked bool,
 				r.Cancel(now)
 				continue
 			}
-			paused, err := await(ctx, r, pause, t.maxWait)
+			paused, err := await(ctx, r, pause, t.paceMaxWait(p))
 			if err != nil {
 				if e, ok := err.(*WaitTooLongError); ok {
 					e.Key = p.key
@@ -248,6 +248,24 @@ func (t *Throttle) waitBlocked(ctx context.Context, p *partition) (blocked bool,
 		}
 		// Paused just as the reservation came due: it is spent; wait out the pause and book again.
 	}
+}
+
+// paceMaxWait is the longest wait for p's limiter that is accepted: WithMaxWait's maximum when the
+// limiter learns its pace from the server (a Learner with a Rate) and that pace alone is slower than
+// one request per maximum, else no bound (a known pace, or a wait that is long only because many
+// requests are in line, is waited out).
+func (t *Throttle) paceMaxWait(p *partition) time.Duration {
+	if t.maxWait <= 0 || p.learner == nil {
+		return 0
+	}
+	r, ok := p.lim.(interface{ Rate() float64 })
+	if !ok {
+		return 0
+	}
+	if rate := r.Rate(); rate > 0 && float64(t.maxWait) < float64(time.Second)/rate {
+		return t.maxWait
+	}
+	return 0
 }
 
 // sitOutPause waits until p's pause, if any, is over.

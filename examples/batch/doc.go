@@ -62,7 +62,10 @@
 // bounded batch during an outage. With the defaults a request that keeps failing gives up after
 // about 78 seconds on average, and a 30-second outage fails fewer than one request in 100,000
 // (with 12 attempts it would fail about one in six of those in flight: full jitter draws each
-// wait anywhere from 0 to its cap). Retry-After is always honoured (up to 60s). -timeout bounds each request, its retries
+// wait anywhere from 0 to its cap). Retry-After is always honoured, and waited out up to
+// -max-wait (default 10m; 0 = no bound), which also bounds the wait for a learned pace slower than
+// one request per -max-wait: a longer wait fails the request (reported) instead of stalling the
+// batch without a word. -timeout bounds each request, its retries
 // and waits included (default 0: no bound). -idempotency-keys adds an Idempotency-Key to every
 // POST and PATCH, so that they are retried after transport errors too (only for servers that honour
 // the key).

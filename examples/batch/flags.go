@@ -19,12 +19,16 @@ import (
 
 // Defaults of the flags; doc.go explains them to users.
 const (
-	defaultN           = 1000
-	defaultWorkers     = 16
-	defaultMethod      = "GET"
-	defaultAttempts    = 20
-	defaultBaseDelay   = 500 * time.Millisecond
-	defaultMaxDelay    = 10 * time.Second
+	defaultN         = 1000
+	defaultWorkers   = 16
+	defaultMethod    = "GET"
+	defaultAttempts  = 20
+	defaultBaseDelay = 500 * time.Millisecond
+	defaultMaxDelay  = 10 * time.Second
+	// defaultMaxWait is the longest a request waits for what the server asked for (a Retry-After, or
+	// a learned pace slower than one request per that long): a batch waits longer than an
+	// interactive client (client.DefaultMaxWait), but not forever.
+	defaultMaxWait     = 10 * time.Minute
 	defaultKnownBurst  = 1
 	defaultMargin      = 0.01
 	maxMargin          = 0.5
@@ -63,6 +67,7 @@ type config struct {
 	timeout         time.Duration // per request, retries included; 0: none
 	attempts        int
 	maxDelay        time.Duration
+	maxWait         time.Duration
 	idempotencyKeys bool
 	json            bool
 	server          serverConfig
@@ -76,6 +81,15 @@ func (c *config) pacedRate() float64 { return c.rate * (1 - c.margin) }
 
 // hasBody reports whether the method sends a JSON body.
 func (c *config) hasBody() bool { return slices.Contains(bodyMethods, c.method) }
+
+// maxRetryAfter is the longest Retry-After the retry layer waits out: -max-wait, or (for 0, no
+// bound) the longest any server could ask for.
+func (c *config) maxRetryAfter() time.Duration {
+	if c.maxWait == 0 {
+		return math.MaxInt64
+	}
+	return c.maxWait
+}
 
 // baseDelay is the first interval of the backoff schedule: defaultBaseDelay, or -max-delay when
 // that is shorter.
@@ -96,7 +110,7 @@ type flagValues struct {
 	url, method                 string
 	n, workers, burst, attempts int
 	rate, margin                float64
-	timeout, maxDelay           time.Duration
+	timeout, maxDelay, maxWait  time.Duration
 	idempotencyKeys, json       bool
 	server                      serverConfig
 	shared                      string
@@ -116,6 +130,7 @@ func newFlagSet(v *flagValues) *flag.FlagSet {
 	fs.DurationVar(&v.timeout, "timeout", 0, "bound on each request, its retries and waits included; 0 = none")
 	fs.IntVar(&v.attempts, "attempts", defaultAttempts, "attempts per request, the first included")
 	fs.DurationVar(&v.maxDelay, "max-delay", defaultMaxDelay, "cap of the exponential backoff between attempts")
+	fs.DurationVar(&v.maxWait, "max-wait", defaultMaxWait, "longest wait for what the server asked for (a Retry-After, or a learned pace slower than one request per this long); longer fails the request; 0 = no bound")
 	fs.BoolVar(&v.idempotencyKeys, "idempotency-keys", false, "add an Idempotency-Key to POST and PATCH requests so they are retried after transport errors too")
 	fs.BoolVar(&v.json, "json", false, "print only one JSON line on stdout")
 	fs.StringVar(&v.shared, "shared", "", "share the target host's quota with every batch process given the same Redis `URL` (redis://HOST:PORT/DB): the pace of -rate, or the one they learn together, holds for all of them")
@@ -155,7 +170,7 @@ func parseFlags(args []string) (*config, error) {
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 
 	c := &config{n: v.n, workers: v.workers, rate: v.rate, method: strings.ToUpper(v.method),
-		timeout: v.timeout, attempts: v.attempts, maxDelay: v.maxDelay,
+		timeout: v.timeout, attempts: v.attempts, maxDelay: v.maxDelay, maxWait: v.maxWait,
 		idempotencyKeys: v.idempotencyKeys, json: v.json, server: v.server}
 	switch {
 	case v.n < 1:
@@ -180,6 +195,8 @@ func parseFlags(args []string) (*config, error) {
 		return nil, usagef("invalid -attempts %d: must be at least 1", v.attempts)
 	case v.maxDelay <= 0:
 		return nil, usagef("invalid -max-delay %v: must be positive", v.maxDelay)
+	case v.maxWait < 0:
+		return nil, usagef("invalid -max-wait %v: must not be negative", v.maxWait)
 	}
 	if v.rate > 0 {
 		c.burst, c.margin = v.burst, v.margin

@@ -109,11 +109,13 @@ func clientOptions(cfg *config, base http.RoundTripper, obs client.Observer) []c
 		retry.WithMaxDelay(cfg.maxDelay),
 		retry.WithMaxElapsed(0),
 		retry.WithBudget(nil),
+		retry.WithMaxRetryAfter(cfg.maxRetryAfter()),
 	}
 	if cfg.idempotencyKeys {
 		ropts = append(ropts, retry.WithIdempotencyKeys())
 	}
-	opts := []client.Option{client.WithBase(base), client.WithRetry(ropts...), client.WithObserver(obs)}
+	opts := []client.Option{client.WithBase(base), client.WithRetry(ropts...), client.WithObserver(obs),
+		client.WithMaxWait(cfg.maxWait)}
 	if cfg.rate > 0 {
 		opts = append(opts, client.WithTokenBucket(cfg.pacedRate(), cfg.burst))
 	}

@@ -147,7 +147,7 @@ func (s *summary) writeJSON(w io.Writer) error {
 	j := jsonSummary{
 		Requests: s.requests, Succeeded: s.succeeded, Failed: s.failed,
 		ThrottledResponses: s.throttled, Retries: s.retries,
-		ElapsedS: round(s.elapsed.Seconds(), 4), RateRPS: round(s.rate(), 2),
+		ElapsedS: round(s.elapsed.Seconds(), 6), RateRPS: round(s.rate(), 2),
 		Cancelled: s.cancelled, FailureReasons: s.failures, KnownRateRPS: s.pace.known,
 		PacedRateRPS: s.pace.paced, LearnedRateRPS: round(s.pace.learned, 2),
 	}
