@@ -27,7 +27,8 @@ func (memoryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // BenchmarkOverhead measures what each stack adds per request over the bare base transport when
-// nothing is retried or throttled: steady's client with no options, and go-retryablehttp's client
+// nothing is retried or throttled: steady's client with no options (which learns a pace per host)
+// and without a pace (the stack's fixed cost), and go-retryablehttp's client
 // with its defaults (logger off), each driven the way its users drive it. Compare with benchstat:
 //
 //	go test -run '^$' -bench Overhead -benchmem -count 10 ./client > new.txt && benchstat new.txt
@@ -80,7 +81,11 @@ func BenchmarkOverhead(b *testing.B) {
 				do(b, func() (*http.Response, error) { return c.Do(newRequest()) })
 			})
 			b.Run("steady/"+base.name+"/"+method, func(b *testing.B) {
-				c := New(WithBase(base.rt()))
+				c := New(WithBase(base.rt())) // the default: a learned pace per host
+				do(b, func() (*http.Response, error) { return c.Do(newRequest()) })
+			})
+			b.Run("steady-nopace/"+base.name+"/"+method, func(b *testing.B) {
+				c := New(WithBase(base.rt()), WithoutPace()) // the stack's fixed cost
 				do(b, func() (*http.Response, error) { return c.Do(newRequest()) })
 			})
 			b.Run("retryablehttp/"+base.name+"/"+method, func(b *testing.B) {

@@ -20,7 +20,7 @@ type learningBucket struct {
 }
 
 func (l learningBucket) Observe(time.Time, *http.Response, error) {}
-func (l learningBucket) Rate() float64                             { return l.rate }
+func (l learningBucket) Rate() float64                            { return l.rate }
 
 func newLearningBucket(t *testing.T, rate float64) learningBucket {
 	lb, err := NewLeakyBucket(rate, 100)
