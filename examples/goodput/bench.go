@@ -77,7 +77,7 @@ func runOne(ctx context.Context, cfg *config, s setup, kind clientKind, log io.W
 	r := row{
 		Algorithm: s.algorithm, Headers: s.headers, Client: string(kind),
 		Requests: cfg.n, Workers: cfg.workers, LimitRPS: s.rate(), InitialBurst: s.initialBurst(),
-		ElapsedS: out.elapsed.Seconds(), PhysicalS: s.physicalLimit(cfg.n).Seconds(),
+		ElapsedS: out.elapsed.Seconds(), PhysicalS: s.physicalLimit(cfg.n, out.start).Seconds(),
 		Retries: p.retries.Load(), Lost: cfg.n - out.succeeded,
 	}
 	if out.succeeded < cfg.n && out.cut {

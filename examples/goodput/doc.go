@@ -34,8 +34,10 @@
 //   - elapsed: the run's wall time, from the first request until the last worker stopped;
 //   - physical: the physical limit (N - initial burst)/R, the least time in which any client gets
 //     N requests through (initial burst = -burst for the buckets, = -limit for the window
-//     algorithms; a fixed window that ends soon after the start lets a client beat it by up to one
-//     window), and elapsed/physical;
+//     fixed-window and sliding-log; a fixed window that ends soon after the start lets a client beat
+//     it by up to one window; the sliding window counter admits at most R·t by absolute time t, its
+//     fresh-start burst being borrowed from the next window, so its physical limit is N/R less the
+//     start's phase in its window), and elapsed/physical;
 //   - 429s (server): the share of attempts the server denied, as the server counts them
 //     (testserver's Stats: throttled / requests), and attempts, the server's request count;
 //   - retries: attempts after the first, as the client counts them (steady's Observer,

@@ -45,7 +45,7 @@ func preamble(cfg *config, machine string) []string {
 			"clients told the rate pace at R×(1−%g) = %g/s with burst %d (examples/batch -rate R); per-run timeout %v.",
 			cfg.n, cfg.workers, cfg.limit, cfg.window, cfg.rate(), cfg.burst, cfg.margin, cfg.pacedRate(), toldBurst, cfg.timeout),
 		"physical = (N − initial burst)/R, initial burst = the burst for token-bucket and leaky-bucket, = the limit for " +
-			"window algorithms; 429s = denied/attempts as the server counts them; retries as the client counts them; " +
+			"fixed-window and sliding-log; for sliding-window N/R less the start's phase in its window (it admits at most R·t by time t); 429s = denied/attempts as the server counts them; retries as the client counts them; " +
 			"lost = requests that did not end in 2xx.",
 		"goal (issue 4): steady-learning ≤1.03× and ≤0.5% 429s with headers, ≤1.10× and ≤3% without; " +
 			"steady-told ≤1.01× and no 429s; no request lost.",

@@ -13,6 +13,8 @@ type outcome struct {
 	succeeded int
 	// elapsed is the time from the start of the batch until its last worker stopped.
 	elapsed time.Duration
+	// start is when the batch started (the sliding window counter's physical limit depends on it).
+	start time.Time
 	// cut reports that the context ended before every request ended; cause is its cause.
 	cut   bool
 	cause error
@@ -52,7 +54,7 @@ func (b *batch) run(ctx context.Context) outcome {
 		})
 	}
 	wg.Wait()
-	out := outcome{succeeded: int(succeeded.Load()), elapsed: time.Since(start)}
+	out := outcome{succeeded: int(succeeded.Load()), elapsed: time.Since(start), start: start}
 	if b.done.Load() < int64(b.n) || ctx.Err() != nil && out.succeeded < b.n {
 		out.cut, out.cause = true, context.Cause(ctx)
 	}

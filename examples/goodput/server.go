@@ -43,21 +43,30 @@ func (s setup) rate() float64 { return float64(s.limit) / s.window.Seconds() }
 // initialBurst is how many requests a fresh key admits at once: the burst of a bucket, the whole
 // limit of a window algorithm (a window starts with its full quota).
 func (s setup) initialBurst() int64 {
-	if s.bucket() {
+	switch {
+	case s.bucket():
 		return s.burst
+	case s.algorithm == algorithm.NameSlidingWindow:
+		return 0 // see physicalLimit
 	}
 	return s.limit
 }
 
-// physicalLimit is the least time in which a client gets n requests through the limit:
-// (n - initial burst) / R. It is 0 when the initial burst admits them all. (A fixed window that
-// happens to end soon after the start lets a client beat it by up to one window.)
-func (s setup) physicalLimit(n int) time.Duration {
+// physicalLimit is the least time in which a client gets n requests through the limit, for a run
+// that started at start: (n - initial burst) / R. It is 0 when the initial burst admits them all. (A
+// fixed window that happens to end soon after the start lets a client beat it by up to one window.)
+// The sliding window counter admits at most R·t by absolute time t (its burst at a fresh start is
+// borrowed from the next window), so its limit is n/R less the start's phase in its window.
+func (s setup) physicalLimit(n int, start time.Time) time.Duration {
 	rest := int64(n) - s.initialBurst()
 	if rest <= 0 {
 		return 0
 	}
-	return time.Duration(float64(rest) / s.rate() * float64(time.Second))
+	d := time.Duration(float64(rest) / s.rate() * float64(time.Second))
+	if s.algorithm == algorithm.NameSlidingWindow && s.window > 0 {
+		d -= time.Duration(start.UnixNano() % int64(s.window))
+	}
+	return max(d, 0)
 }
 
 // start starts a fresh testserver for the setup on a free loopback port; the caller closes it.

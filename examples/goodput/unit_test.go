@@ -116,20 +116,24 @@ func TestPhysicalLimit(t *testing.T) {
 		n       int
 		initial int64
 		want    time.Duration
+		phase   time.Duration // of the start in its window
 	}{
-		{"token-bucket", 200, time.Second, 10, 2000, 10, 9950 * time.Millisecond},
-		{"leaky-bucket", 200, time.Second, 10, 2000, 10, 9950 * time.Millisecond},
-		{"fixed-window", 200, time.Second, 10, 2000, 200, 9 * time.Second},
-		{"sliding-log", 200, time.Second, 10, 2000, 200, 9 * time.Second},
-		{"sliding-window", 600, time.Minute, 10, 1200, 600, time.Minute},
-		{"token-bucket", 200, time.Second, 10, 10, 10, 0},
-		{"fixed-window", 200, time.Second, 10, 150, 200, 0},
+		{"token-bucket", 200, time.Second, 10, 2000, 10, 9950 * time.Millisecond, 0},
+		{"leaky-bucket", 200, time.Second, 10, 2000, 10, 9950 * time.Millisecond, 0},
+		{"fixed-window", 200, time.Second, 10, 2000, 200, 9 * time.Second, 0},
+		{"sliding-log", 200, time.Second, 10, 2000, 200, 9 * time.Second, 0},
+		{"sliding-window", 600, time.Minute, 10, 1200, 0, 2 * time.Minute, 0},
+		{"sliding-window", 600, time.Minute, 10, 1200, 0, 2*time.Minute - 15*time.Second, 15 * time.Second},
+		{"fixed-window", 200, time.Second, 10, 2000, 200, 9 * time.Second, 300 * time.Millisecond},
+		{"token-bucket", 200, time.Second, 10, 10, 10, 0, 0},
+		{"fixed-window", 200, time.Second, 10, 150, 200, 0, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.alg, func(t *testing.T) {
 			s := setup{algorithm: tt.alg, limit: tt.limit, window: tt.window, burst: tt.burst}
 			assert.Equal(t, tt.initial, s.initialBurst())
-			assert.Equal(t, tt.want, s.physicalLimit(tt.n))
+			start := time.Unix(1_700_000_040, 0).Add(tt.phase) // 1_700_000_040 s is a whole number of minutes
+			assert.Equal(t, tt.want, s.physicalLimit(tt.n, start))
 			assert.NoError(t, s.rule().Validate())
 		})
 	}
