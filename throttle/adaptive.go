@@ -189,7 +189,14 @@ func (a *Adaptive) Observe(now time.Time, resp *http.Response, err error) {
 	if a.ctl.distrust {
 		a.allow.distrust = true // a server whose declared rate is not believed
 	}
-	dec := a.allow.observe(t, sent, known, throttled, info, inflight, a.pacer.burst)
+	var dec allowanceDecision
+	if throttled && known && a.ctl.sentUnpaced(sent) {
+		// Drawn by the unpaced start (sent before the first signal): it says nothing of
+		// whether the remaining counts can be believed. (Its Retry-After pauses the key.)
+		dec = allowanceDecision{burst: a.pacer.burst}
+	} else {
+		dec = a.allow.observe(t, sent, known, throttled, info, inflight, a.pacer.burst)
+	}
 	busy := a.pacer.pending > 0 || t-a.lastWait <= 2*a.pacer.interval
 	a.ctl.observe(t, sent, throttled, info, inflight, busy, a.allow.active(), &a.hist)
 	a.setPace(t)

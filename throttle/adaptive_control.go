@@ -116,8 +116,19 @@ type control struct {
 	cfg *adaptiveConfig
 
 	phase phase
+	// paced is set by the first signal from the server (a throttle, a declared rate or a
+	// remaining quota), at pacedAt; until then the limiter paces nothing and pace is 0.
+	paced   bool
+	pacedAt int64
+	// unpaced is set when a response ended the cold start without a signal, at unpacedSince:
+	// from then on until pacedAt, requests went unpaced.
+	unpaced      bool
+	unpacedSince int64
+	// blindUntil: successes for requests sent before it neither end a run of cuts nor grow the
+	// rate (they left unpaced, before the first cut, which found nothing to measure).
+	blindUntil int64
 	rate  float64 // the rate the law settled on
-	pace  float64 // the rate the pacer keeps: rate, capped by the declared rate, raised by a spread
+	pace  float64 // the rate the pacer keeps: rate, capped by the declared rate, raised by a spread; 0 while not paced
 
 	policy   float64 // rate paced under a declared rate (see learnPolicy), clamped; 0 when none
 	declared float64 // the declared rate itself (limit per window), clamped; 0 when none
@@ -186,9 +197,17 @@ func (c *control) ceiling() float64 {
 // recent history (already counting this response).
 func (c *control) observe(t, sent int64, throttled bool, info ratelimitheader.Info, inflight int, busy, allowed bool, h *history) {
 	c.learnPolicy(info)
+	if !c.paced && (c.policy > 0 || info.HasRemaining) {
+		// Rate-limit headers are the first signal: from here on the limiter paces, as if it
+		// had started at the initial rate (a throttle without them is handled by cut).
+		c.paced, c.pacedAt, c.lastGrow = true, t, t
+	}
 	if c.phase == phaseCold {
 		c.phase = phaseSlowStart
 		c.lastGrow = t
+		if !c.paced && !throttled {
+			c.unpaced, c.unpacedSince = true, t
+		}
 	}
 	if c.phase == phaseSlowStart && c.policy > 0 {
 		// A declared rate needs no search (at a cold start, or after a quiet spell).
@@ -205,14 +224,20 @@ func (c *control) observe(t, sent int64, throttled bool, info ratelimitheader.In
 		c.cut(t, sent, info.HasRetryAfter, h)
 	} else {
 		c.successes++
+		if sent < c.blindUntil {
+			// A request sent unpaced before the first cut: it tells nothing new.
+			c.rate = min(max(c.rate, c.cfg.minRate), c.ceiling())
+			c.updatePace(t)
+			return
+		}
 		c.admitted(t, h)
 		if exhausted {
 			// The request took the last of the quota: the next one would be refused. Cut now,
 			// before a throttle does (and its Retry-After pauses the key): that is how limiters
 			// that share a key, and the headers, settle on shares that fit.
 			c.cut(t, sent, false, h)
-		} else {
-			c.grow(t, busy)
+		} else if c.paced {
+			c.grow(t, busy) // an unpaced limiter has no rate to grow
 		}
 	}
 	c.rate = min(max(c.rate, c.cfg.minRate), c.ceiling())
@@ -292,6 +317,17 @@ func (c *control) cut(t, sent int64, paused bool, h *history) {
 	if c.hasCut && sent < c.epoch {
 		return
 	}
+	if !c.hasCut && c.policy > 0 && c.sentUnpaced(sent) {
+		return // the declared rate is the pace now; requests sent without one drew this throttle
+	}
+	if !c.paced {
+		if c.sentUnpaced(sent) {
+			c.firstCut(t, paused, h) // there is no pace to cut
+			return
+		}
+		// The cold start's probe drew it: that pace is the one to cut.
+		c.paced, c.pacedAt = true, t
+	}
 
 	cur := c.pace
 	c.phase = phaseSteady
@@ -302,6 +338,11 @@ func (c *control) cut(t, sent int64, paused bool, h *history) {
 	if c.run > 1 {
 		// Nothing was admitted since the last cut: the server admits nothing for now.
 		c.rate = max(cur*blackoutCut, c.wmax*blackoutFloor)
+		if c.wmax == 0 {
+			// No bound yet (the unpaced start used up a window): keep probing at the initial
+			// rate, so that the window's end is found within one interval.
+			c.rate = max(cur*blackoutCut, c.cfg.initialRate/4)
+		}
 		c.epoch = t
 		return
 	}
@@ -372,6 +413,55 @@ func (c *control) cut(t, sent int64, paused bool, h *history) {
 	c.newEpoch(t)
 }
 
+// sentUnpaced reports whether a request sent at sent left while the limiter paced nothing (after
+// a response without a signal, before the first signal).
+func (c *control) sentUnpaced(sent int64) bool {
+	return c.unpaced && sent >= c.unpacedSince && (!c.paced || sent < c.pacedAt)
+}
+
+// firstCut is the cut of a limiter that paced nothing until this throttle at t: there is no pace
+// to cut, so it starts from what the server admitted. With a measurement (minMeasured successes
+// in the last second), the rate goes to just under the measured success rate, the bound to the
+// most admitted in any second lately, and the rate returns quickly to just under it (as after any
+// cut). Without one (the callers' first requests drew the throttle, or a burst took the server's
+// quota in a fraction of a second), nothing is known of the rate: the limiter slow-starts from the
+// initial rate with no bound, and the next cut, from a real pace, sets one.
+func (c *control) firstCut(t int64, paused bool, h *history) {
+	if !c.paced {
+		c.paced, c.pacedAt = true, t
+	}
+	c.hasCut, c.lastCut = true, t
+	c.recover = 0
+	c.cuts++
+	c.run++
+	measured, n := h.measured(t)
+	if n < minMeasured {
+		// The responses to the other requests sent unpaced are no news: a throttle that follows
+		// with none sent since admitted is a blackout (a window that the start used up).
+		c.phase, c.rate, c.wmax, c.est = phaseSlowStart, c.cfg.initialRate, 0, 0
+		c.lastGrow = t
+		c.newEpoch(t)
+		c.blindUntil = c.epoch
+		return
+	}
+	c.phase = phaseSteady
+	c.est, c.wmax = measured, measured
+	if peak, pn := h.peak(t); pn >= minMeasured {
+		c.wmax = max(peak, measured)
+	}
+	c.rate = measured * (1 - cutMargin)
+	margin := recoverMargin
+	if paused {
+		margin = pausedMargin
+	}
+	c.recover = c.wmax * (1 - margin)
+	if paused {
+		c.rate = min(c.rate, c.recover)
+	}
+	c.plateau = t
+	c.newEpoch(t)
+}
+
 // newEpoch starts an epoch at a cut at t: throttles for requests sent before it belong to the
 // cut. It begins two intervals at the new rate after the cut, so that a server that was just
 // emptied (a bucket without tokens) has had time to admit again before a throttle counts anew.
@@ -391,10 +481,17 @@ func (c *control) admitted(t int64, h *history) {
 		c.lastGrow, c.blackoutEnd, c.plateau = t, t, t
 		c.recover = 0
 		if measured, n := h.peak(t); n >= minMeasured {
+			if c.wmax == 0 {
+				c.wmax = measured // no bound yet: the blackout began before any was set
+			}
 			c.wmax, c.est = min(c.wmax, measured), measured
 			c.rate = max(c.rate, c.wmax*(1-recoverMargin))
 		} else if c.est > 0 {
 			c.recover = min(c.wmax, c.est) * (1 - recoverMargin)
+		} else if c.wmax == 0 {
+			// Nothing known of the rate (the unpaced start's cut measured nothing): search for
+			// it again from here.
+			c.phase = phaseSlowStart
 		}
 	}
 	c.run = 0
@@ -446,6 +543,10 @@ func (c *control) grow(t int64, busy bool) {
 
 // updatePace derives the pacer's rate from the law's rate, the declared ceiling and a spread.
 func (c *control) updatePace(t int64) {
+	if !c.paced && c.phase != phaseCold {
+		c.pace = 0 // a response came back without a signal: nothing to pace
+		return
+	}
 	p := min(c.rate, c.ceiling())
 	if c.spread > p && t < c.spreadUntil {
 		p = c.spread
@@ -464,8 +565,8 @@ func (c *control) updatePace(t int64) {
 // bound (the server's limit may have changed meanwhile: a throttle finds out if it fell, probing
 // if it rose; a declared rate is taken again from the next response).
 func (c *control) decay(t int64) (changed, forgot bool) {
-	if c.phase == phaseCold {
-		return false, false
+	if c.phase == phaseCold || !c.paced {
+		return false, false // nothing learned, nothing to forget: still no pace
 	}
 	quiet := t - c.lastActive
 	hl := int64(c.cfg.halfLife)
