@@ -44,8 +44,21 @@ import (
 //     returns quickly to just under the bound the throttle revealed, lingers there, and probes
 //     above it, slowly at first. Throttles with nothing admitted in between (an exhausted
 //     window) back off fast and end with a return to what the server admitted.
-//   - With no declaration, the first responses start a slow start that doubles the rate every
-//     100 ms of full use until the first throttle (1,000/s is found in well under a second).
+//   - No signal, no pace. Before the first response the limiter probes at the initial rate (the
+//     first request goes at once, the next ones are spaced, so that 16 workers do not stampede a
+//     server whose burst is 10 before it had a chance to declare its rate). A response without a
+//     signal (a success with no rate-limit header) ends that: from then on Reserve lets every
+//     request go at once (the send is still recorded), and Rate reports 0, until a throttle or a
+//     header gives a signal. A server that never throttles and says nothing is never paced, also
+//     after a quiet spell.
+//   - The first throttle after such an unpaced start has no pace to cut: the rate goes to just
+//     under what the server admitted (the success rate measured over the last second), and
+//     returns quickly to just under the most it admitted in any second lately. When too few
+//     successes were measured (the callers' first burst drew the throttle), the limiter searches
+//     with a slow start from the initial rate that doubles the rate every 100 ms of full use
+//     until the next throttle (1,000/s is found in well under a second); responses to requests
+//     sent before that cut's epoch teach nothing, so a window that the unpaced burst used up
+//     reads as a blackout, not as a rate.
 //
 // Requests in flight are accounted for: the remaining quota is counted less the requests the
 // server has not seen yet, and a throttle for a request sent before the last cut does not cut
@@ -245,7 +258,8 @@ func intervalOf(perSec float64) int64 {
 	return int64(iv)
 }
 
-// Rate reports the pace the limiter currently keeps, in requests per second.
+// Rate reports the pace the limiter currently keeps, in requests per second; 0 while it paces
+// nothing (responses came back without any signal, see Adaptive).
 func (a *Adaptive) Rate() float64 {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -254,7 +268,7 @@ func (a *Adaptive) Rate() float64 {
 
 // AdaptiveStats is a snapshot of what an Adaptive limiter has learned and seen.
 type AdaptiveStats struct {
-	// Rate is the pace the limiter keeps, in requests per second.
+	// Rate is the pace the limiter keeps, in requests per second; 0 while it paces nothing.
 	Rate float64
 	// ServerRate is the rate the server declared in its headers (RateLimit-Policy, or
 	// X-RateLimit-Limit with a window), limit per window clamped to the maximum rate; 0 when none

@@ -13,9 +13,14 @@ import (
 // Phases. Before the first response the pace is the initial rate (a cold-start probe: the first
 // request goes at once, the next ones are spaced, so 16 workers do not stampede a server whose
 // burst is 10). The first response decides: a declared rate (RateLimit-Policy, X-RateLimit-Limit
-// with a window) puts the limiter at that rate less the headroom at once; no declaration starts
-// a slow start, which doubles the rate every slowStartDoubling (or two round trips) of full use
-// until the first throttle (1,000/s is reached from 20/s in about 0.6 s).
+// with a window) puts the limiter at that rate less the headroom at once; a remaining count
+// starts a slow start, which doubles the rate every slowStartDoubling (or two round trips) of
+// full use until the first throttle (1,000/s is reached from 20/s in about 0.6 s); a response
+// with no signal at all leaves the limiter unpaced (pace 0: every request goes at once) until a
+// signal comes. A cut with nothing to cut (the throttled request left unpaced) is firstCut's: to
+// just under the success rate measured, or, with nothing measured, a slow start from the initial
+// rate with no bound, which a blackout (throttles with nothing admitted in between) holds at a
+// quarter of the initial rate at the lowest until the first success sets the bound.
 //
 // Cuts. A throttle (429, or a status of WithThrottleStatuses), or a success that took the last of
 // the declared quota, cuts the rate, at most once per epoch: a throttle for a request sent before
@@ -125,10 +130,11 @@ type control struct {
 	unpaced      bool
 	unpacedSince int64
 	// blindUntil: successes for requests sent before it neither end a run of cuts nor grow the
-	// rate (they left unpaced, before the first cut, which found nothing to measure).
+	// rate: it is the epoch of a first cut that found nothing to measure, and those requests left
+	// unpaced or before the server could recover, so their answers are no news.
 	blindUntil int64
-	rate  float64 // the rate the law settled on
-	pace  float64 // the rate the pacer keeps: rate, capped by the declared rate, raised by a spread; 0 while not paced
+	rate       float64 // the rate the law settled on
+	pace       float64 // the rate the pacer keeps: rate, capped by the declared rate, raised by a spread; 0 while not paced
 
 	policy   float64 // rate paced under a declared rate (see learnPolicy), clamped; 0 when none
 	declared float64 // the declared rate itself (limit per window), clamped; 0 when none
@@ -339,8 +345,8 @@ func (c *control) cut(t, sent int64, paused bool, h *history) {
 		// Nothing was admitted since the last cut: the server admits nothing for now.
 		c.rate = max(cur*blackoutCut, c.wmax*blackoutFloor)
 		if c.wmax == 0 {
-			// No bound yet (the unpaced start used up a window): keep probing at the initial
-			// rate, so that the window's end is found within one interval.
+			// No bound yet (the unpaced start used up a window): halve, but keep probing at a
+			// quarter of the initial rate at least, so that the window's end is found soon.
 			c.rate = max(cur*blackoutCut, c.cfg.initialRate/4)
 		}
 		c.epoch = t
@@ -436,8 +442,9 @@ func (c *control) firstCut(t int64, paused bool, h *history) {
 	c.run++
 	measured, n := h.measured(t)
 	if n < minMeasured {
-		// The responses to the other requests sent unpaced are no news: a throttle that follows
-		// with none sent since admitted is a blackout (a window that the start used up).
+		// The answers to the requests sent within this cut's epoch are no news (see blindUntil):
+		// a throttle that follows with none sent since admitted is a blackout (a window that
+		// the unpaced start used up).
 		c.phase, c.rate, c.wmax, c.est = phaseSlowStart, c.cfg.initialRate, 0, 0
 		c.lastGrow = t
 		c.newEpoch(t)

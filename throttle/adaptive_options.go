@@ -9,8 +9,9 @@ import (
 
 // Defaults of an Adaptive limiter; each is documented on the option that changes it.
 const (
-	// DefaultInitialRate is the pace, in requests per second, of an Adaptive limiter that has not
-	// heard from the server yet (see WithInitialRate).
+	// DefaultInitialRate is the pace, in requests per second, of an Adaptive limiter waiting for
+	// its first response, and the rate its search starts from when a throttle measured nothing
+	// (see WithInitialRate).
 	DefaultInitialRate = 20.0
 	// DefaultMinRate is the slowest pace, in requests per second, that throttles alone can push an
 	// Adaptive limiter down to (see WithRateBounds).
@@ -57,9 +58,13 @@ func defaultAdaptiveConfig() adaptiveConfig {
 
 func finitePositive(r float64) bool { return r > 0 && !math.IsInf(r, 0) && !math.IsNaN(r) }
 
-// WithInitialRate sets the pace, in requests per second, before the limiter has learned anything
-// (and after what it learned has faded): the first request goes at once, the next ones are spaced
-// 1/rate apart until the first response is observed. The default is DefaultInitialRate (20/s). It
+// WithInitialRate sets the pace, in requests per second, of the cold start: before the first
+// response (and after everything learned was forgotten), the first request goes at once and the
+// next ones are spaced 1/rate apart until a response is observed. A response without a signal
+// (no throttle, no rate-limit header) ends the pace: from then on nothing is paced until the
+// server gives one. The rate is also where the search (slow start) begins when the first throttle
+// comes with too few successes to measure, and where a rate that was learned decays towards while
+// the key is quiet. The default is DefaultInitialRate (20/s). It
 // must be positive, finite and within the rate bounds, else NewAdaptive fails with ErrInvalidRate.
 func WithInitialRate(perSec float64) AdaptiveOption {
 	return adaptiveOptionFunc(func(c *adaptiveConfig) error {
