@@ -9,6 +9,8 @@ import (
 	"github.com/cenkalti/backoff/v4"
 
 	"github.com/steadyhttp/steady/internal/ratelimitheader"
+
+	"github.com/steadyhttp/steady/internal/ctxsleep"
 )
 
 // Transport is an http.RoundTripper that retries failed attempts of a request through the next
@@ -168,7 +170,7 @@ func (t *Transport) retry(ctx context.Context, orig, sent *http.Request, start t
 			drainAndClose(resp.Body)
 			resp = nil
 		}
-		if werr := sleep(ctx, wait); werr != nil {
+		if werr := ctxsleep.Sleep(ctx, wait); werr != nil {
 			if obs != nil {
 				obs.GaveUp(sent, attempt, reason, werr)
 			}

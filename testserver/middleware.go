@@ -4,7 +4,8 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"time"
+
+	"github.com/steadyhttp/steady/internal/ctxsleep"
 )
 
 // Middleware returns next wrapped by a new Limiter enforcing rules (see [Limiter.Middleware]).
@@ -45,7 +46,7 @@ func (l *Limiter) Middleware(next http.Handler) http.Handler {
 		}
 		l.writeAdmittedHeaders(w.Header(), &res)
 		if res.Delay > 0 {
-			if err := sleepCtx(r.Context(), res.Delay); err != nil {
+			if err := ctxsleep.Sleep(r.Context(), res.Delay); err != nil {
 				// The client is gone or the server is stopping: nobody to serve.
 				writeUnavailable(w, "request ended while held for its slot: "+err.Error())
 				return
@@ -55,23 +56,4 @@ func (l *Limiter) Middleware(next http.Handler) http.Handler {
 		defer l.inFlight.Add(-1)
 		next.ServeHTTP(w, r)
 	})
-}
-
-// sleepCtx waits d or until ctx ends, whichever is first, and returns ctx's error in the latter
-// case.
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if d <= 0 {
-		return nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

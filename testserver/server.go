@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/steadyhttp/steady/internal/ctxsleep"
 )
 
 // Server is a running rate-limited HTTP server, in the manner of httptest.Server: [New] starts it
@@ -218,7 +220,7 @@ func (s *Server) serveAdmitted(w http.ResponseWriter, r *http.Request) {
 	f := s.faults.draw()
 	if f.slow {
 		s.slowed.Add(1)
-		if err := sleepCtx(ctx, s.cfg.faults.Latency); err != nil {
+		if err := ctxsleep.Sleep(ctx, s.cfg.faults.Latency); err != nil {
 			writeUnavailable(w, "request ended during injected latency: "+err.Error())
 			return
 		}
@@ -240,7 +242,7 @@ func (s *Server) serveAdmitted(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	resp := s.cfg.response
-	if err := sleepCtx(ctx, resp.Latency); err != nil {
+	if err := ctxsleep.Sleep(ctx, resp.Latency); err != nil {
 		writeUnavailable(w, "request ended during response latency: "+err.Error())
 		return
 	}
