@@ -1,6 +1,7 @@
 package throttle
 
 import (
+	"math"
 	"time"
 
 	"github.com/steadyhttp/steady/internal/ratelimitheader"
@@ -24,6 +25,17 @@ import (
 // observed: the send matched with a response (the oldest one still in flight) is never later than
 // the real one, so a send after that observation means a decision after it. Any other response
 // can only lower the allowance (the minimum of the two estimates).
+//
+// Reserve. The allowance leaves a few requests of what remains unspent: the server counts
+// arrivals, and a request that the network or the scheduler delays more than the ones behind it
+// bunches them up at the server. A limiter that spent every token the instant it was reported
+// would leave the server no slack for that, and each bunch would draw a throttle whose
+// Retry-After (a whole second at least) costs far more than the requests kept back. The reserve
+// is what the declared rate admits in jitterReserve (20 ms), but no more than 1% of the quota (a
+// window's quota that comes back whole is paced out by that much more each cycle): none below 25
+// requests per second, 2 of a quota of 200 per second, 10 of 1,000 per second. The pace below the
+// declared rate lets the server's slack grow back to it, and only what remains beyond it goes at
+// once.
 //
 // Claims. The remaining count is clamped to the quota the server declares (the limit of this
 // response or, failing that, of an earlier one), and a server that declares no quota gives no
@@ -57,8 +69,10 @@ import (
 type allowance struct {
 	trusted bool  // a response set the allowance
 	at      int64 // when the newest trusted response was observed
-	// quota is the last quota (limit) a response declared, 0 when none.
-	quota int64
+	// quota is the last quota (limit) a response declared, 0 when none; reserve is how much of
+	// what remains is kept back (see Reserve above).
+	quota   int64
+	reserve int64
 	// distrust is set when a throttle contradicted the remaining count.
 	distrust bool
 
@@ -94,6 +108,25 @@ const (
 	maxEmptyThrottles = 2
 )
 
+// jitterReserve is how much bunching at the server the allowance leaves room for: it keeps back
+// what the declared rate admits in this time (see Reserve above).
+const jitterReserve = 20 * time.Millisecond
+
+// reserveFor returns the reserve for a declared quota of limit per window: what that rate admits
+// in jitterReserve, rounded to the nearest request, and at most 1% of limit, rounded up. It is 0
+// for a slow quota (under 25 per second: a whole request is more than the jitter there), and when
+// the window is not known.
+func reserveFor(limit int64, window time.Duration) int64 {
+	if limit <= 0 || window <= 0 {
+		return 0
+	}
+	n := min(math.Round(float64(limit)*float64(jitterReserve)/float64(window)), math.Ceil(float64(limit)/100))
+	if !(n >= 1) {
+		return 0
+	}
+	return int64(n)
+}
+
 // allowanceDecision is what one response does to the pacer: the new allowance, and whether to
 // change the hold (hold 0: none).
 type allowanceDecision struct {
@@ -109,6 +142,7 @@ type allowanceDecision struct {
 func (al *allowance) observe(t, sent int64, known bool, throttled bool, info ratelimitheader.Info, inflight int, cur int64) allowanceDecision {
 	if info.Limit > 0 {
 		al.quota = info.Limit
+		al.reserve = reserveFor(info.Limit, info.Window)
 	}
 	if al.distrust {
 		return allowanceDecision{setHold: true}
@@ -142,7 +176,7 @@ func (al *allowance) observe(t, sent int64, known bool, throttled bool, info rat
 	r := min(info.Remaining, al.quota)
 	est := int64(0)
 	if inflight < sendRingSize {
-		est = max(r-int64(inflight), 0)
+		est = max(r-int64(inflight)-al.reserve, 0)
 	}
 	newer := !al.trusted || (known && sent > al.at)
 	if newer && al.trusted && est < cur-max(1, al.quota/100) {

@@ -53,23 +53,36 @@ func TestAdaptiveAllowance(t *testing.T) {
 		opts []AdaptiveOption
 		ops  []allowOp
 	}{
-		{"what remains goes at once, then the pace", nil, []allowOp{
+		{"what remains goes at once, less the reserve, then the pace", nil, []allowOp{
 			{at: 0, n: 1},
-			{at: ms(1), resp: ok(50), allow: 50},
-			{at: ms(1), n: 50},
+			{at: ms(1), resp: ok(50), allow: 49}, // the reserve of 100/s: 1
+			{at: ms(1), n: 49},
 			{at: ms(1), wait: paced(100)},
 		}},
 		{"requests in flight are not counted twice", []AdaptiveOption{WithInitialRate(1000)}, []allowOp{
 			{at: 0, n: 1}, {at: ms(1), n: 1}, {at: ms(2), n: 1},
-			{at: ms(3), resp: ok(10), allow: 8},
+			{at: ms(3), resp: ok(10), allow: 7},
 		}},
 		{"clamped to the declared quota", nil, []allowOp{
 			{at: 0, n: 1},
-			{at: ms(1), resp: remainingResponse(http.StatusOK, 10, time.Minute, 1_000_000, time.Second), allow: 10},
+			{at: ms(1), resp: remainingResponse(http.StatusOK, 10, time.Minute, 1_000_000, time.Second), allow: 10}, // no reserve
 		}},
 		{"clamped to a limit declared without a window", nil, []allowOp{
 			{at: 0, n: 1},
 			{at: ms(1), resp: remainingResponse(http.StatusOK, 10, 0, 1_000_000, time.Hour), allow: 10},
+		}},
+		{"the reserve: what the declared rate admits in 20 ms", nil, []allowOp{
+			{at: 0, n: 1},
+			{at: ms(1), resp: remainingResponse(http.StatusOK, 6000, time.Minute, 50, time.Minute), allow: 48}, // 100/s: 2
+		}},
+		{"the reserve is at most 1% of the quota", nil, []allowOp{
+			{at: 0, n: 1},
+			{at: ms(1), resp: remainingResponse(http.StatusOK, 1000, time.Second, 50, time.Second), allow: 40}, // 1,000/s: 20, 1% of 1,000: 10
+		}},
+		{"a trickle within the reserve is not spent", nil, []allowOp{
+			{at: 0, n: 1},
+			{at: ms(1), resp: ok(1), allow: 0},
+			{at: ms(1), wait: paced(100) - ms(1)}, // the pace from the first request
 		}},
 		{"no quota declared: no allowance", nil, []allowOp{
 			{at: 0, n: 1},
@@ -82,22 +95,22 @@ func TestAdaptiveAllowance(t *testing.T) {
 		}},
 		{"a response older than the newest can only lower it", []AdaptiveOption{WithInitialRate(1000)}, []allowOp{
 			{at: 0, n: 1}, {at: ms(1), n: 1},
-			{at: ms(2), resp: ok(20), allow: 19}, // one still in flight
-			{at: ms(3), resp: ok(50), allow: 19}, // sent before the last response came: older
+			{at: ms(2), resp: ok(20), allow: 18}, // one still in flight, one kept back
+			{at: ms(3), resp: ok(50), allow: 18}, // sent before the last response came: older
 			{at: ms(4), n: 1},
-			{at: ms(5), resp: ok(30), allow: 30}, // sent after it: the newest state
+			{at: ms(5), resp: ok(30), allow: 29}, // sent after it: the newest state
 		}},
 		{"quota that others took ends it", nil, []allowOp{
 			{at: 0, n: 1},
-			{at: ms(1), resp: ok(50), allow: 50},
+			{at: ms(1), resp: ok(50), allow: 49},
 			{at: ms(2), n: 1},
-			{at: ms(3), resp: ok(10), allow: 0}, // 49 were left, 10 remain: not this limiter's doing
+			{at: ms(3), resp: ok(10), allow: 0}, // 48 were left, 10 remain: not this limiter's doing
 			{at: time.Second, n: 1},
 			{at: time.Second + ms(1), resp: ok(50), allow: 0}, // not believed any more
 		}},
 		{"a throttle while some was left ends it", nil, []allowOp{
 			{at: 0, n: 1},
-			{at: ms(1), resp: ok(50), allow: 50},
+			{at: ms(1), resp: ok(50), allow: 49},
 			{at: ms(2), n: 1},
 			{at: ms(3), resp: remainingResponse(http.StatusTooManyRequests, 100, time.Second, 0, time.Second), allow: 0},
 			{at: 2 * time.Second, n: 1},

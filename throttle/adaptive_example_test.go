@@ -26,7 +26,8 @@ func ExampleNewAdaptive() {
 	r, _ = a.Reserve(now)
 	fmt.Printf("second request waits %v\n", r.Delay(now))
 
-	// The first response declares 100 requests per second, 40 of them left in this second.
+	// The first response declares 100 requests per second, 40 of them left in this second: all but
+	// a reserve of one (room for network jitter) may go at once.
 	h := http.Header{}
 	h.Set("RateLimit-Policy", `"default";q=100;w=1`)
 	h.Set("RateLimit", `"default";r=40;t=1`)
@@ -43,7 +44,7 @@ func ExampleNewAdaptive() {
 	// first request waits 0s; pace 20/s until the server has spoken
 	// second request waits 50ms
 	// the server declares 100/s; pace 98.50/s
-	// second request now waits 0s; 39 more may go at once
+	// second request now waits 0s; 38 more may go at once
 	// then the pace: the next one waits 10.152ms
 }
 

@@ -72,6 +72,9 @@
 //
 // # Output
 //
+// -v logs every retry (with its reason and the wait before it) and every request given up on
+// stderr, one time-stamped slog line each; stdout is unchanged.
+//
 // The summary goes to stdout: requests, succeeded, failed, throttled responses (429 and 503 answers
 // the client saw, counted by a client.Observer), retries, elapsed time and achieved rate
 // (succeeded requests per second). With -json it is one JSON object on one line, and nothing else

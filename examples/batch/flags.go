@@ -70,7 +70,9 @@ type config struct {
 	maxWait         time.Duration
 	idempotencyKeys bool
 	json            bool
-	server          serverConfig
+	// verbose logs every retry, and every give-up, on stderr.
+	verbose bool
+	server  serverConfig
 	// shared is the Redis of a quota shared with other processes (-shared); nil: not shared.
 	shared    *redis.Options
 	sharedURL string
@@ -112,6 +114,7 @@ type flagValues struct {
 	rate, margin                float64
 	timeout, maxDelay, maxWait  time.Duration
 	idempotencyKeys, json       bool
+	verbose                     bool
 	server                      serverConfig
 	shared                      string
 }
@@ -133,6 +136,7 @@ func newFlagSet(v *flagValues) *flag.FlagSet {
 	fs.DurationVar(&v.maxWait, "max-wait", defaultMaxWait, "longest wait for what the server asked for (a Retry-After, or a learned pace slower than one request per this long); longer fails the request; 0 = no bound")
 	fs.BoolVar(&v.idempotencyKeys, "idempotency-keys", false, "add an Idempotency-Key to POST and PATCH requests so they are retried after transport errors too")
 	fs.BoolVar(&v.json, "json", false, "print only one JSON line on stdout")
+	fs.BoolVar(&v.verbose, "v", false, "log every retry (with its reason and wait) and every request given up on stderr")
 	fs.StringVar(&v.shared, "shared", "", "share the target host's quota with every batch process given the same Redis `URL` (redis://HOST:PORT/DB): the pace of -rate, or the one they learn together, holds for all of them")
 	fs.StringVar(&v.server.algorithm, "server-algorithm", defaultServerAlgo, "embedded server's algorithm: "+strings.Join(algorithm.Names(), " | "))
 	fs.Int64Var(&v.server.limit, "server-limit", defaultServerLimit, "embedded server's limit: requests per window")
@@ -171,7 +175,7 @@ func parseFlags(args []string) (*config, error) {
 
 	c := &config{n: v.n, workers: v.workers, rate: v.rate, method: strings.ToUpper(v.method),
 		timeout: v.timeout, attempts: v.attempts, maxDelay: v.maxDelay, maxWait: v.maxWait,
-		idempotencyKeys: v.idempotencyKeys, json: v.json, server: v.server}
+		idempotencyKeys: v.idempotencyKeys, json: v.json, verbose: v.verbose, server: v.server}
 	switch {
 	case v.n < 1:
 		return nil, usagef("invalid -n %d: must be at least 1", v.n)

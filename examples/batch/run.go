@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/url"
 
@@ -33,6 +34,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	defer base.CloseIdleConnections()
 	obs := &counter{}
 	opts := clientOptions(cfg, base, obs)
+	if cfg.verbose {
+		opts = append(opts, client.WithLogger(slog.New(slog.NewTextHandler(stderr, nil))))
+	}
 	sh := openShared(cfg)
 	if sh != nil {
 		defer sh.close()
