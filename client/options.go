@@ -72,6 +72,29 @@ func WithLeakyBucket(ratePerSec float64, backlog int) Option {
 	})
 }
 
+// WithWindowQuota paces every key with a known quota per window, used exactly: at most limit
+// requests in any window (a client-side sliding log, throttle.NewWindowQuota), served in FIFO
+// order. The first limit requests go at once, and each later one exactly one window after the one
+// limit places before it. It replaces the default pace. limit must be at least 1, window positive
+// and at most 366 days.
+//
+// Use it for an API whose documented limit is a quota per window that may be spent at any moment of
+// the window (a fixed window or a sliding log on the server, "6,000 requests per minute"): it
+// finishes a batch in window bursts, sooner than an even pace, and a single call never waits while
+// quota is left. Use WithTokenBucket instead against a token bucket or a sliding window counter,
+// which refuse a burst of the whole quota at a window boundary. It counts sends, not arrivals at
+// the server; to leave slack for network jitter, pass a slightly longer window.
+func WithWindowQuota(limit int, window time.Duration) Option {
+	return optionFunc(func(c *config) {
+		if _, err := throttle.NewWindowQuota(limit, window); err != nil { // one place decides what is valid
+			c.fail("WithWindowQuota(%d, %v): limit must be at least 1, window positive and at most 366 days", limit, window)
+			return
+		}
+		c.paceSet = true
+		c.limiter = func(string) (throttle.Limiter, error) { return throttle.NewWindowQuota(limit, window) }
+	})
+}
+
 // WithLimiter paces every key with the Limiter the factory makes for it on first use (see
 // throttle.WithLimiter); a nil factory, or a factory that returns (nil, nil), leaves keys unpaced
 // (only Retry-After pauses hold them back). It replaces the default pace.
