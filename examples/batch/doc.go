@@ -24,14 +24,24 @@
 // # Pace
 //
 // -rate R tells the client the API's rate. It then paces itself with a token bucket at R less a
-// -margin (default 1%: 198 requests/s for -rate 200) and a burst of -burst (default 1 with -rate:
-// an even pace of one request every 1/R instead of a rush of the first requests). The margin is
-// there because the server counts arrivals, not departures: at exactly R, a sliding-log or
-// sliding-window server sees request i and request i-R·window exactly one window apart, so any
-// network or scheduling jitter that delays the older one more than the newer one lands the newer
-// one in a window that is still full, and the 429 that follows pauses the whole run for its
-// Retry-After (at least a second). The margin costs 1% of the time; raise it for paths with more
-// jitter, or set -margin 0 to pace at exactly R.
+// -margin (default 0.5%: 199 requests/s for -rate 200) and a burst of -burst less the margin,
+// rounded down, at least 1 (default -burst 1: an even pace of one request every 1/R instead of a
+// rush of the first requests; -burst 10 keeps 9). The margin is there because the server counts
+// arrivals, not departures: at exactly R, a sliding-log or sliding-window server sees request i
+// and request i-R·window exactly one window apart, so any network or scheduling jitter that delays
+// the older one more than the newer one lands the newer one in a window that is still full, and
+// the 429 that follows pauses the whole run for its Retry-After (at least a second). The margin
+// costs 0.5% of the time; raise it for paths with more jitter (1% suits a sliding window counter
+// best), or set -margin 0 to pace at exactly R.
+//
+// -quota L/W (such as 200/1s, 6000/1m, 5000/1h) tells the client a quota per window that the API
+// lets it use at any time within the window (a fixed window or a sliding log): the client sends up
+// to L at once and never more than L in any window (client.WithWindowQuota), the window stretched
+// by the margin (W/(1-margin): 1.005 s for 1s). Against such a server it needs (N-L)/R where an
+// even pace needs N/R: 9 s instead of 10 s for 2,000 requests at 200/1s, and with 5000/1h the
+// first 5,000 go at once instead of one every 0.72 s. Do not use it for a token bucket or a
+// sliding window counter, which refuse a whole quota at a window's start: give those -rate.
+// -quota and -rate exclude each other; -quota cannot be -shared.
 // Without -rate (-rate 0) the client uses client.New's default pace, which reacts to what the
 // server says (Retry-After pauses the whole host).
 //
@@ -84,7 +94,7 @@
 //	 "elapsed_s":9.91,"rate_rps":100.9, ...}
 //
 // with the keys requests, succeeded, failed, throttled_responses, retries, elapsed_s and rate_rps
-// always present, and cancelled, failure_reasons, known_rate_rps, paced_rate_rps,
+// always present, and cancelled, failure_reasons, known_rate_rps, known_quota, paced_rate_rps,
 // server_limit_rps, physical_limit_s, server_requests and server_throttled when they apply. A progress bar is drawn on stderr when
 // stderr is a terminal, and never otherwise.
 //

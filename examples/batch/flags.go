@@ -30,7 +30,7 @@ const (
 	// interactive client (client.DefaultMaxWait), but not forever.
 	defaultMaxWait     = 10 * time.Minute
 	defaultKnownBurst  = 1
-	defaultMargin      = 0.01
+	defaultMargin      = 0.005
 	maxMargin          = 0.5
 	maxWorkers         = 10_000
 	defaultServerAlgo  = algorithm.NameTokenBucket
@@ -62,7 +62,8 @@ type config struct {
 	n, workers      int
 	rate            float64 // 0: not known
 	burst           int     // the known pace's burst; meaningful only when rate > 0
-	margin          float64 // the known pace runs at rate*(1-margin)
+	quota           quota   // a known quota per window (-quota); excludes rate
+	margin          float64 // the known pace runs at rate*(1-margin) (see pacedBurst, quota.stretched)
 	method          string
 	timeout         time.Duration // per request, retries included; 0: none
 	attempts        int
@@ -80,6 +81,12 @@ type config struct {
 
 // pacedRate is the rate the client paces itself at: -rate less the -margin; 0 when not known.
 func (c *config) pacedRate() float64 { return c.rate * (1 - c.margin) }
+
+// pacedBurst is the burst the client keeps with -rate: -burst less the -margin, rounded down, at
+// least 1 (the margin applies to everything told: -burst 10 with the default margin is 9).
+func (c *config) pacedBurst() int {
+	return max(1, int(math.Floor(float64(c.burst)*(1-c.margin)+1e-9)))
+}
 
 // hasBody reports whether the method sends a JSON body.
 func (c *config) hasBody() bool { return slices.Contains(bodyMethods, c.method) }
@@ -109,7 +116,7 @@ type serverConfig struct {
 
 // flagValues holds the raw values the flag package fills in.
 type flagValues struct {
-	url, method                 string
+	url, method, quota          string
 	n, workers, burst, attempts int
 	rate, margin                float64
 	timeout, maxDelay, maxWait  time.Duration
@@ -128,7 +135,8 @@ func newFlagSet(v *flagValues) *flag.FlagSet {
 	fs.IntVar(&v.workers, "c", defaultWorkers, "number of workers (requests in flight at most)")
 	fs.Float64Var(&v.rate, "rate", 0, "the API's rate in requests/s, if known; 0 = not known (client.New's default pace)")
 	fs.IntVar(&v.burst, "burst", defaultKnownBurst, "burst of the known pace (with -rate); 1 = an even pace")
-	fs.Float64Var(&v.margin, "margin", defaultMargin, "with -rate: pace at rate*(1-margin), so network jitter never lands a request in a window that is still full")
+	fs.StringVar(&v.quota, "quota", "", "the API's quota, if known, as `LIMIT/WINDOW` (200/1s, 6000/1m) usable at any time within the window (a fixed window or sliding log): up to LIMIT at once, never more than LIMIT in any window; excludes -rate")
+	fs.Float64Var(&v.margin, "margin", defaultMargin, "with -rate or -quota: pace at rate*(1-margin) with burst*(1-margin) (rounded down, at least 1), or keep a quota's window stretched to window/(1-margin), so network jitter never lands a request in a window that is still full")
 	fs.StringVar(&v.method, "method", defaultMethod, "HTTP `method`: "+strings.Join(methods, " | ")+"; POST, PUT and PATCH send a small JSON body")
 	fs.DurationVar(&v.timeout, "timeout", 0, "bound on each request, its retries and waits included; 0 = none")
 	fs.IntVar(&v.attempts, "attempts", defaultAttempts, "attempts per request, the first included")
@@ -189,8 +197,10 @@ func parseFlags(args []string) (*config, error) {
 		return nil, usagef("-burst %d needs -rate: it is the burst of a known pace", v.burst)
 	case math.IsNaN(v.margin) || v.margin < 0 || v.margin > maxMargin:
 		return nil, usagef("invalid -margin %v: must be between 0 and %v", v.margin, maxMargin)
-	case set["margin"] && v.rate == 0:
-		return nil, usagef("-margin %v needs -rate: it shaves a known pace", v.margin)
+	case set["margin"] && v.rate == 0 && v.quota == "":
+		return nil, usagef("-margin %v needs -rate or -quota: it shaves a known pace", v.margin)
+	case v.quota != "" && v.rate > 0:
+		return nil, usagef("-quota %s and -rate %v: give one known pace, not both", v.quota, v.rate)
 	case !slices.Contains(methods, c.method):
 		return nil, usagef("invalid -method %q: must be one of %s", v.method, strings.Join(methods, ", "))
 	case v.timeout < 0:
@@ -202,8 +212,19 @@ func parseFlags(args []string) (*config, error) {
 	case v.maxWait < 0:
 		return nil, usagef("invalid -max-wait %v: must not be negative", v.maxWait)
 	}
+	q, err := parseQuota(v.quota)
+	if err != nil {
+		return nil, err
+	}
+	if q.set() && v.shared != "" {
+		return nil, usagef("-quota %s cannot be shared (-shared): a shared quota is paced as -rate", v.quota)
+	}
+	c.quota = q
 	if v.rate > 0 {
-		c.burst, c.margin = v.burst, v.margin
+		c.burst = v.burst
+	}
+	if v.rate > 0 || q.set() {
+		c.margin = v.margin
 	}
 	shared, err := parseShared(v.shared)
 	if err != nil {

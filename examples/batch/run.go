@@ -77,7 +77,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		requests: cfg.n, succeeded: res.succeeded, failed: res.failures.count(),
 		throttled: obs.throttled.Load(), retries: obs.retries.Load(),
 		elapsed: res.elapsed, failures: res.failures.list(), cancelled: res.cancelled,
-		pace: pace{known: cfg.rate, paced: cfg.pacedRate(), margin: cfg.margin, burst: cfg.burst, shared: sh != nil},
+		pace: pace{known: cfg.rate, paced: cfg.pacedRate(), margin: cfg.margin, burst: cfg.pacedBurst(), quota: cfg.quota,
+			window: cfg.quota.stretched(cfg.margin), shared: sh != nil},
 	}
 	if u, err := url.Parse(target); err == nil {
 		sum.pace.learned, _ = tr.LearnedRate(u.Host)
@@ -120,8 +121,11 @@ func clientOptions(cfg *config, base http.RoundTripper, obs client.Observer) []c
 	}
 	opts := []client.Option{client.WithBase(base), client.WithRetry(ropts...), client.WithObserver(obs),
 		client.WithMaxWait(cfg.maxWait)}
-	if cfg.rate > 0 {
-		opts = append(opts, client.WithTokenBucket(cfg.pacedRate(), cfg.burst))
+	switch {
+	case cfg.rate > 0:
+		opts = append(opts, client.WithTokenBucket(cfg.pacedRate(), cfg.pacedBurst()))
+	case cfg.quota.set():
+		opts = append(opts, client.WithWindowQuota(cfg.quota.limit, cfg.quota.stretched(cfg.margin)))
 	}
 	return opts
 }

@@ -104,10 +104,17 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"-rate", "+Inf"}, "-rate +Inf"},
 		{[]string{"-burst", "0", "-rate", "5"}, "-burst 0"},
 		{[]string{"-burst", "5"}, "-burst 5 needs -rate"},
-		{[]string{"-margin", "0.1"}, "-margin 0.1 needs -rate"},
+		{[]string{"-margin", "0.1"}, "-margin 0.1 needs -rate or -quota"},
 		{[]string{"-rate", "5", "-margin", "-0.1"}, "-margin -0.1"},
 		{[]string{"-rate", "5", "-margin", "0.9"}, "-margin 0.9"},
 		{[]string{"-rate", "5", "-margin", "NaN"}, "-margin NaN"},
+		{[]string{"-quota", "200"}, `-quota "200"`},
+		{[]string{"-quota", "0/1s"}, `-quota "0/1s"`},
+		{[]string{"-quota", "x/1s"}, `-quota "x/1s"`},
+		{[]string{"-quota", "5/0s"}, `-quota "5/0s"`},
+		{[]string{"-quota", "5/soon"}, `-quota "5/soon"`},
+		{[]string{"-quota", "5/1s", "-rate", "5"}, "give one known pace, not both"},
+		{[]string{"-quota", "5/1s", "-shared", "redis://127.0.0.1:1/0"}, "cannot be shared"},
 		{[]string{"-url", "://nope"}, `"://nope"`},
 		{[]string{"-url", "ftp://example.com/"}, `"ftp://example.com/"`},
 		{[]string{"-url", "http://"}, `"http://"`},
@@ -309,7 +316,7 @@ func TestTextSummary(t *testing.T) {
 		"failed:              0\n",
 		"throttled responses: 0\n",
 		"retries:             0\n",
-		"pace:                told 4000 req/s, paced at 3960 req/s (margin 1%), burst 1\n",
+		"pace:                told 4000 req/s, paced at 3980 req/s (margin 0.5%), burst 1\n",
 		"server saw:          40 requests, 0 throttled\n",
 		"of its limit 5000 req/s (token-bucket, burst 5000); all 40 requests fit in its burst of 5000\n",
 	} {
@@ -335,4 +342,20 @@ func TestNoProgressBarWhenStderrIsNotATerminal(t *testing.T) {
 	assert.False(t, isTerminal(f))
 	assert.False(t, isTerminal(&bytes.Buffer{}))
 	assert.IsType(t, noProgress{}, newProgress(f, 10))
+}
+
+// TestQuotaUsesTheWindow: told a quota per window (-quota) against a sliding-log server with that
+// quota, the client sends the whole quota at once and then never more than it in any window: the
+// server throttles nothing, and the run cannot take less than the two windows the quota needs for
+// 150 requests. (The margin is widened so that the loopback's jitter on a loaded machine cannot
+// matter: the test is about the client keeping the quota, not about timing.)
+func TestQuotaUsesTheWindow(t *testing.T) {
+	code, s, raw := runJSON(t, t.Context(), "-n", "150", "-quota", "50/1s", "-margin", "0.05",
+		"-server-algorithm", "sliding-log", "-server-limit", "50")
+	require.Equal(t, 0, code)
+	assert.Equal(t, 150, s.Succeeded)
+	assert.Zero(t, s.ThrottledResponses)
+	assert.Equal(t, "50/1s", raw["known_quota"])
+	assert.EqualValues(t, 0, raw["server_throttled"])
+	assert.GreaterOrEqual(t, s.ElapsedS, 2.0, "150 requests at 50 per window need two more windows")
 }

@@ -60,7 +60,7 @@ func openShared(cfg *config) *shared {
 	s := &shared{url: cfg.sharedURL, rdb: redis.NewClient(cfg.shared)}
 	var opts []redisthrottle.Option
 	if cfg.rate > 0 {
-		opts = append(opts, redisthrottle.WithRate(cfg.pacedRate(), cfg.burst))
+		opts = append(opts, redisthrottle.WithRate(cfg.pacedRate(), cfg.pacedBurst()))
 	}
 	s.factory = redisthrottle.Factory(s.rdb, sharedPrefix, opts...)
 	return s

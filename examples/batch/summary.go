@@ -29,6 +29,9 @@ type pace struct {
 	paced  float64 // the rate the client paced at: known less the margin
 	margin float64
 	burst  int
+	// quota is the quota given with -quota (zero when none), window the window the client kept.
+	quota  quota
+	window time.Duration
 	shared bool // paced through a quota shared in Redis (-shared)
 	// learned is the rate the default adaptive pace had learned at the end, 0 when not learning.
 	learned float64
@@ -86,11 +89,23 @@ func (s *summary) lines() []string {
 	return out
 }
 
+// quotaString is the -quota given, "" when none.
+func (p pace) quotaString() string {
+	if !p.quota.set() {
+		return ""
+	}
+	return p.quota.String()
+}
+
 // paceLine says how the client was paced.
 func (s *summary) paceLine() string {
 	if s.pace.known > 0 {
 		return fmt.Sprintf("pace:                told %g req/s, paced at %.4g req/s (margin %g%%), burst %d",
 			s.pace.known, s.pace.paced, 100*s.pace.margin, s.pace.burst)
+	}
+	if s.pace.quota.set() {
+		return fmt.Sprintf("pace:                told a quota of %s: at most %d in any %v (margin %g%%)",
+			s.pace.quota, s.pace.quota.limit, s.pace.window, 100*s.pace.margin)
 	}
 	if s.pace.shared {
 		return "pace:                not told: learned together by the processes sharing the quota (-shared)"
@@ -134,6 +149,7 @@ type jsonSummary struct {
 	Cancelled          bool          `json:"cancelled,omitempty"`
 	FailureReasons     []reasonCount `json:"failure_reasons,omitempty"`
 	KnownRateRPS       float64       `json:"known_rate_rps,omitempty"`
+	KnownQuota         string        `json:"known_quota,omitempty"`
 	PacedRateRPS       float64       `json:"paced_rate_rps,omitempty"`
 	LearnedRateRPS     float64       `json:"learned_rate_rps,omitempty"`
 	ServerLimitRPS     float64       `json:"server_limit_rps,omitempty"`
@@ -148,7 +164,7 @@ func (s *summary) writeJSON(w io.Writer) error {
 		Requests: s.requests, Succeeded: s.succeeded, Failed: s.failed,
 		ThrottledResponses: s.throttled, Retries: s.retries,
 		ElapsedS: round(s.elapsed.Seconds(), 6), RateRPS: round(s.rate(), 2),
-		Cancelled: s.cancelled, FailureReasons: s.failures, KnownRateRPS: s.pace.known,
+		Cancelled: s.cancelled, FailureReasons: s.failures, KnownRateRPS: s.pace.known, KnownQuota: s.pace.quotaString(),
 		PacedRateRPS: s.pace.paced, LearnedRateRPS: round(s.pace.learned, 2),
 	}
 	if r := s.server; r != nil {

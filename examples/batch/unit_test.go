@@ -135,3 +135,37 @@ func TestServerFlagDefaults(t *testing.T) {
 		})
 	}
 }
+
+// TestKnownPace: the margin applies to everything told: the rate, the burst (rounded down, at least
+// 1) and a quota's window (stretched).
+func TestKnownPace(t *testing.T) {
+	tests := []struct {
+		args       []string
+		wantRate   float64
+		wantBurst  int
+		wantQuota  quota
+		wantWindow time.Duration
+	}{
+		{[]string{"-rate", "200"}, 199, 1, quota{}, 0},
+		{[]string{"-rate", "200", "-burst", "10"}, 199, 9, quota{}, 0},
+		{[]string{"-rate", "200", "-burst", "10", "-margin", "0"}, 200, 10, quota{}, 0},
+		{[]string{"-rate", "200", "-burst", "1000", "-margin", "0.01"}, 198, 990, quota{}, 0},
+		{[]string{"-quota", "200/1s"}, 0, 0, quota{200, time.Second}, 1_005_025_126},
+		{[]string{"-quota", "6000/1m", "-margin", "0"}, 0, 0, quota{6000, time.Minute}, time.Minute},
+		{[]string{"-quota", " 5000 / 1h "}, 0, 0, quota{5000, time.Hour}, 3_618_090_453_000},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			cfg, err := parseFlags(tt.args)
+			require.NoError(t, err)
+			assert.InDelta(t, tt.wantRate, cfg.pacedRate(), 1e-9)
+			if cfg.rate > 0 {
+				assert.Equal(t, tt.wantBurst, cfg.pacedBurst())
+			}
+			assert.Equal(t, tt.wantQuota, cfg.quota)
+			if tt.wantQuota.set() {
+				assert.InDelta(t, float64(tt.wantWindow), float64(cfg.quota.stretched(cfg.margin)), 1e3)
+			}
+		})
+	}
+}

@@ -1,0 +1,59 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// quota is a known quota per window (-quota L/W): at most limit requests in any window, usable
+// at any time within it.
+type quota struct {
+	limit  int
+	window time.Duration
+}
+
+// maxQuotaWindow bounds -quota's window, as throttle.NewWindowQuota does.
+const maxQuotaWindow = 366 * 24 * time.Hour
+
+// parseQuota parses -quota's value, "L/W" with L a whole number of requests and W a Go duration
+// ("200/1s", "6000/1m", "5000/1h"); "" is no quota.
+func parseQuota(s string) (quota, error) {
+	if s == "" {
+		return quota{}, nil
+	}
+	l, w, ok := strings.Cut(s, "/")
+	if !ok {
+		return quota{}, usagef("invalid -quota %q: want LIMIT/WINDOW, such as 200/1s or 6000/1m", s)
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(l))
+	if err != nil || n < 1 {
+		return quota{}, usagef("invalid -quota %q: the limit must be a whole number of requests, at least 1", s)
+	}
+	d, err := time.ParseDuration(strings.TrimSpace(w))
+	if err != nil || d <= 0 || d > maxQuotaWindow {
+		return quota{}, usagef("invalid -quota %q: the window must be a Go duration (1s, 1m, 1h), positive and at most %v", s, maxQuotaWindow)
+	}
+	return quota{limit: n, window: d}, nil
+}
+
+// set reports whether a quota was given.
+func (q quota) set() bool { return q.limit > 0 }
+
+// rate is the quota's average rate in requests per second.
+func (q quota) rate() float64 { return float64(q.limit) / q.window.Seconds() }
+
+// stretched is the window the client keeps with margin m: W/(1-m), so that at most L requests go
+// in any window that much longer than the server's (room for network jitter).
+func (q quota) stretched(m float64) time.Duration {
+	w := math.Ceil(float64(q.window) / (1 - m))
+	if w >= float64(maxQuotaWindow) {
+		return maxQuotaWindow
+	}
+	return time.Duration(w)
+}
+
+// String formats the quota as -quota takes it.
+func (q quota) String() string { return fmt.Sprintf("%d/%v", q.limit, q.window) }
