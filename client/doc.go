@@ -15,7 +15,8 @@
 // Retry-After with a per-host pause, and paces each host just under the rate it learns from the
 // server's responses (throttle.Adaptive: rate-limit headers when the server sends them, 429s when it
 // does not; LearnedRate reports it). Options set a known pace per host instead (WithTokenBucket,
-// WithLeakyBucket, WithLimiter, or WithoutPace for none), queue limits (WithMaxInFlight,
+// WithLeakyBucket, WithWindowQuota for a quota per window usable at any time within it,
+// WithLimiter, or WithoutPace for none), queue limits (WithMaxInFlight,
 // WithMaxWaiting), retry knobs (WithRetry), and an Observer or slog logger for metrics and logs.
 //
 // Invalid options never panic: Validate reports them, and a Transport built from them fails every
