@@ -2,6 +2,7 @@ package ratelimitheader
 
 import (
 	"net/http"
+	"strings"
 	"time"
 )
 
@@ -45,10 +46,14 @@ var legacyDialects = [...]legacy{
 // A Reset larger than 1e9 is a Unix time in seconds (GitHub style), measured against the response's
 // Date header, else now; otherwise it is delta-seconds. The legacy dialects accept fractional seconds
 // ("1.5"). Malformed, negative or absurd values are ignored field by field, durations are clamped to
-// [0, MaxDelay]; Parse never panics and never fails. A header without any rate-limit field costs a few
-// map lookups and no allocation. Only canonical header keys are read, as http.Header stores them.
+// [0, MaxDelay]; Parse never panics and never fails. A header without any rate-limit field costs one
+// pass over its keys (a dozen lookups when it has many) and no allocation. Only canonical header
+// keys are read, as http.Header stores them.
 func Parse(h http.Header, now time.Time) Info {
 	var info Info
+	if !mayHaveFields(h) {
+		return info
+	}
 	clk := clock{date: first(h, headerDate), now: now}
 
 	policyValues, limitValues := h[HeaderRateLimitPolicy], h[HeaderRateLimit]
@@ -75,6 +80,27 @@ func Parse(h http.Header, now time.Time) Info {
 		info.RetryAfter, info.HasRetryAfter = ParseRetryAfter(v, clk.date, now)
 	}
 	return info
+}
+
+// scanBelow is the number of header keys up to which mayHaveFields scans the keys rather than
+// looking every field name up: a typical response has a handful of headers, and one pass over them
+// is cheaper than the dozen lookups of Parse.
+const scanBelow = 12
+
+// mayHaveFields reports whether h may hold a field Parse reads: false only when h is small and none
+// of its keys starts like one (Ratelimit*, X-Ratelimit-*, X-Rate-Limit-*, Retry-After).
+func mayHaveFields(h http.Header) bool {
+	if len(h) >= scanBelow {
+		return true
+	}
+	for k := range h {
+		if len(k) >= len("Ratelimit") && (k[0] == 'R' || k[0] == 'X') {
+			if strings.HasPrefix(k, HeaderRateLimit) || strings.HasPrefix(k, "X-Rate") || k == HeaderRetryAfter {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // parseLegacy fills the fields of info that are still unknown from one legacy dialect.

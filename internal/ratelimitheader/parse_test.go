@@ -1,6 +1,7 @@
 package ratelimitheader
 
 import (
+	"fmt"
 	"net/http"
 	"testing"
 	"time"
@@ -222,6 +223,35 @@ func TestParseNoAllocs(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			allocs := testing.AllocsPerRun(100, func() { _ = Parse(tt.h, refNow) })
 			assert.Zero(t, allocs)
+		})
+	}
+}
+
+// TestMayHaveFields: the scan that lets Parse skip a response without rate-limit fields never skips
+// one that has any.
+func TestMayHaveFields(t *testing.T) {
+	many := http.Header{}
+	for i := range scanBelow {
+		many.Set(fmt.Sprintf("X-Other-%d", i), "1")
+	}
+	tests := []struct {
+		name string
+		h    http.Header
+		want bool
+	}{
+		{"empty", http.Header{}, false},
+		{"ordinary", http.Header{"Content-Type": {"text/plain"}, "Date": {"x"}, "X-Request-Id": {"1"}}, false},
+		{"Retry-After", http.Header{"Content-Type": {"text/plain"}, HeaderRetryAfter: {"1"}}, true},
+		{"draft", http.Header{HeaderRateLimit: {`"d";r=1`}}, true},
+		{"draft policy", http.Header{HeaderRateLimitPolicy: {`"d";q=1;w=1`}}, true},
+		{"x-ratelimit", http.Header{HeaderXRemaining: {"1"}}, true},
+		{"x-rate-limit", http.Header{headerXDashReset: {"1"}}, true},
+		{"older draft", http.Header{headerOldLimit: {"1"}}, true},
+		{"many headers are looked up instead", many, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, mayHaveFields(tt.h))
 		})
 	}
 }
