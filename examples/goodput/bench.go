@@ -53,7 +53,7 @@ func runOne(ctx context.Context, cfg *config, s setup, kind clientKind, log io.W
 		return row{}, fmt.Errorf("starting the testserver: %w", err)
 	}
 	defer srv.Close()
-	p, err := newPeer(kind, cfg)
+	p, err := newPeer(kind, cfg, s)
 	if err != nil {
 		return row{}, err
 	}

@@ -23,11 +23,13 @@ type clientKind string
 const (
 	// steadyLearning is client.New with no pace option: its default pace learns the server's rate.
 	steadyLearning clientKind = "steady-learning"
-	// steadyTold is client.New told the rate, exactly as examples/batch -rate R configures it.
+	// steadyTold is client.New told the server's published policy less the margin, exactly as
+	// examples/batch -rate R -burst B or -quota L/W configures it (see toldPaceFor).
 	steadyTold clientKind = "steady-told"
 	// retryableHTTP is go-retryablehttp with its default retry policy.
 	retryableHTTP clientKind = "retryablehttp"
-	// xrate is plain net/http paced by golang.org/x/time/rate told the rate, without retries.
+	// xrate is plain net/http paced by golang.org/x/time/rate told the server's rate and burst
+	// less the margin (toldPaceFor; an even pace for the window algorithms), without retries.
 	xrate clientKind = "xrate"
 )
 
@@ -53,8 +55,6 @@ const (
 	steadyAttempts  = 20
 	steadyBaseDelay = 500 * time.Millisecond
 	steadyMaxDelay  = 10 * time.Second
-	// toldBurst is examples/batch's default -burst with -rate: an even pace.
-	toldBurst = 1
 )
 
 // maxBodyRead bounds how much of a response body a worker reads before closing it.
@@ -71,19 +71,30 @@ type peer struct {
 	// learned reports the rate the client paces a key (host) at after the run; nil for the
 	// clients that learn nothing.
 	learned func(host string) (float64, bool)
-	base    *http.Transport
+	base    http.RoundTripper
 }
 
 // close releases the peer's idle connections.
-func (p *peer) close() { p.base.CloseIdleConnections() }
+func (p *peer) close() {
+	if c, ok := p.base.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+}
 
-// newPeer builds a client of kind for a run with cfg's settings. Every client goes out on the same
-// kind of transport (newBaseTransport), so the table compares policies, not connection pools.
-func newPeer(kind clientKind, cfg *config) (*peer, error) {
-	p := &peer{kind: kind, base: newBaseTransport(cfg.workers)}
+// newPeer builds a client of kind for a run against the server setup s with cfg's settings. Every
+// client goes out on the same kind of transport (newBaseTransport), so the table compares policies,
+// not connection pools.
+func newPeer(kind clientKind, cfg *config, s setup) (*peer, error) {
+	return newPeerOn(kind, toldPaceFor(s, cfg.margin), newBaseTransport(cfg.workers))
+}
+
+// newPeerOn builds a client of kind whose attempts go out on base; the told clients pace
+// themselves with told.
+func newPeerOn(kind clientKind, told toldPace, base http.RoundTripper) (*peer, error) {
+	p := &peer{kind: kind, base: base}
 	switch kind {
 	case steadyLearning, steadyTold:
-		return p, p.buildSteady(cfg)
+		return p, p.buildSteady(told)
 	case retryableHTTP:
 		rc := retryablehttp.NewClient()
 		rc.Logger = nil
@@ -103,7 +114,8 @@ func newPeer(kind clientKind, cfg *config) (*peer, error) {
 		}
 		return p, nil
 	case xrate:
-		lim := rate.NewLimiter(rate.Limit(cfg.pacedRate()), toldBurst)
+		// x/time/rate has no window primitive: against a window algorithm it gets the even pace.
+		lim := rate.NewLimiter(rate.Limit(told.rate), told.burst)
 		hc := &http.Client{Transport: p.base}
 		p.send = func(ctx context.Context, target string) bool {
 			if lim.Wait(ctx) != nil {
@@ -116,10 +128,10 @@ func newPeer(kind clientKind, cfg *config) (*peer, error) {
 	return nil, fmt.Errorf("unknown client %q", kind)
 }
 
-// buildSteady makes p a steady client: learning (client.New's default pace), or told the rate as
-// examples/batch -rate does (a token bucket at R less the margin, burst 1), with examples/batch's
-// retry policy.
-func (p *peer) buildSteady(cfg *config) error {
+// buildSteady makes p a steady client with examples/batch's retry policy: learning (client.New's
+// default pace), or told the server's policy (told: a window quota when it has one, else a token
+// bucket), as examples/batch -quota L/W or -rate R -burst B configures it.
+func (p *peer) buildSteady(told toldPace) error {
 	opts := []client.Option{
 		client.WithRetry(
 			retry.WithMaxAttempts(steadyAttempts),
@@ -132,8 +144,12 @@ func (p *peer) buildSteady(cfg *config) error {
 	}
 	// The learning client takes no pace option: client.New's default pace learns the server's
 	// rate (an adaptive limiter per host).
-	if p.kind == steadyTold {
-		opts = append(opts, client.WithTokenBucket(cfg.pacedRate(), toldBurst))
+	switch {
+	case p.kind != steadyTold:
+	case told.usesQuota():
+		opts = append(opts, client.WithWindowQuota(told.quotaLimit, told.quotaWindow))
+	default:
+		opts = append(opts, client.WithTokenBucket(told.rate, told.burst))
 	}
 	t := client.NewTransport(p.base, opts...)
 	if err := t.Err(); err != nil {

@@ -5,12 +5,22 @@
 //
 //   - steady-learning: client.New told no rate: its default pace learns the server's rate from its
 //     responses (throttle.Adaptive per host);
-//   - steady-told: client.New told the rate exactly as examples/batch -rate R does: a token bucket
-//     at R less a 1% margin (-margin) with burst 1, an even pace of 198/s for R = 200/s;
+//   - steady-told: client.New told the server's published policy, exactly as a user who read it
+//     would configure examples/batch, with a safety margin m (-margin, default 0.5%) applied to
+//     every told quantity in one way (rates and bursts times 1-m, windows divided by 1-m):
+//     against token-bucket and leaky-bucket ("R per second with bursts of B") a token bucket at
+//     R×(1-m) with burst max(1, ⌊B×(1-m)⌋), as examples/batch -rate R -burst B (199/s, burst 9 for
+//     200/s and 10); against fixed-window and sliding-log ("L per W, usable any time in the
+//     window") a window quota of L per W/(1-m) (client.WithWindowQuota), as examples/batch
+//     -quota L/W (200 per 1.005025126s); against sliding-window (a counter) an even pace, a token
+//     bucket at R×(1-m) with burst 1: its burst at a fresh start is borrowed from the next window,
+//     so no client told only L and W can use it without knowing the phase of the server's windows;
 //   - retryablehttp: github.com/hashicorp/go-retryablehttp with its defaults (RetryMax 4, backoff
 //     from 1s to 30s honouring Retry-After), logger off; a request it gives up on is lost;
-//   - xrate: plain net/http paced by golang.org/x/time/rate at the same pace as steady-told, with no
-//     retries: a 429 is a lost request.
+//   - xrate: plain net/http paced by golang.org/x/time/rate told the same, with no retries (a 429
+//     is a lost request): the same token bucket as steady-told against the buckets and the
+//     sliding window counter; against fixed-window and sliding-log, as x/time/rate has no window
+//     primitive, an even pace at R×(1-m) with burst 1.
 //
 // Both steady clients use examples/batch's retry policy (20 attempts, full-jitter backoff from
 // 500ms capped at 10s, no bound on a request's total time, no retry budget). Every client goes out
@@ -47,9 +57,11 @@
 //   - learned: the pace a steady client keeps for the server after the run;
 //   - goal: for the steady clients, whether the row meets issue 4's goals (learning: at most
 //     1.03× and 0.5% 429s with headers, 1.10× and 3% without; told: at most 1.01× and no 429s;
-//     never a lost request), and if not, what missed.
+//     never a lost request), and if not, what missed. Against sliding-window the told clients'
+//     even pace takes about N/(R×(1-m)) while the physical limit is N/R less the start's phase,
+//     so they meet 1.01× only when the run starts early in a window.
 //
-// Output goes to stdout: the settings, the formulas, the goals and the machine (CPUs, CPU model,
+// Output goes to stdout: the settings, what the told clients are told, the formulas, the goals and the machine (CPUs, CPU model,
 // Go version), then an aligned table; -markdown writes the same as Markdown for the README; -json
 // writes only one JSON object per row, as each run ends. Progress lines go to stderr: one when a
 // run starts, one every five seconds, one with its result.

@@ -20,8 +20,9 @@ const (
 	defaultLimit   = 200
 	defaultWindow  = time.Second
 	defaultBurst   = 10
-	// defaultMargin is examples/batch's -margin: a client told the rate R paces at R*(1-margin).
-	defaultMargin = 0.01
+	// defaultMargin is the safety margin of the told clients: every quantity of the server's policy
+	// they are told is shaved by it (see toldPaceFor).
+	defaultMargin = 0.005
 	maxMargin     = 0.5
 	// timeoutFactor and minTimeout give the default per-run timeout: timeoutFactor*N/R, at least
 	// minTimeout. go-retryablehttp needs about ten times N/R at the default settings, so the
@@ -55,8 +56,8 @@ type config struct {
 	n, workers    int
 	limit         int64
 	window        time.Duration
-	burst         int64 // the bucket algorithms' burst; window algorithms start with limit
-	margin        float64
+	burst         int64   // the bucket algorithms' burst; window algorithms start with limit
+	margin        float64 // the told clients' safety margin (toldPaceFor)
 	algorithms    []string
 	clients       []clientKind
 	headers       []bool // the header modes to run, in order: on before off
@@ -69,10 +70,6 @@ type config struct {
 
 // rate is the server's limit in requests per second: R = limit/window.
 func (c *config) rate() float64 { return float64(c.limit) / c.window.Seconds() }
-
-// pacedRate is the rate the clients told the rate pace at: R less the margin, as examples/batch
-// does with -rate R.
-func (c *config) pacedRate() float64 { return c.rate() * (1 - c.margin) }
 
 // flagValues holds the raw values the flag package fills in.
 type flagValues struct {
@@ -93,7 +90,7 @@ func newFlagSet(v *flagValues) *flag.FlagSet {
 	fs.Int64Var(&v.limit, "limit", defaultLimit, "server's limit: requests per -window")
 	fs.DurationVar(&v.window, "window", defaultWindow, "server's window")
 	fs.Int64Var(&v.burst, "burst", defaultBurst, "server's burst for token-bucket and leaky-bucket (window algorithms start with the whole -limit)")
-	fs.Float64Var(&v.margin, "margin", defaultMargin, "clients told the rate R pace at R*(1-margin), as examples/batch -rate does")
+	fs.Float64Var(&v.margin, "margin", defaultMargin, "safety margin m of the clients told the server's policy: rate R*(1-m), burst floor(B*(1-m)) (at least 1), quota window W/(1-m)")
 	fs.StringVar(&v.algorithms, "algorithms", strings.Join(algorithm.Names(), ","), "comma-separated server algorithms")
 	fs.StringVar(&v.clients, "clients", joinKinds(allClients), "comma-separated clients")
 	fs.StringVar(&v.heads, "headers", headersBoth, "server's rate-limit headers: both | on | off")

@@ -6,6 +6,8 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/steadyhttp/steady/testserver/algorithm"
 )
 
 // columns are the table's column names, shared by the text and Markdown forms.
@@ -37,13 +39,13 @@ func (r *row) cells() []string {
 		fmt.Sprint(r.ServerRequests), fmt.Sprint(r.Retries), fmt.Sprint(r.Lost), learned, goal}
 }
 
-// preamble is what the text and Markdown forms say before the table: the settings, how the
-// columns are computed, the goals, and the machine.
+// preamble is what the text and Markdown forms say before the table: the settings, what the told
+// clients are told, how the columns are computed, the goals, and the machine.
 func preamble(cfg *config, machine string) []string {
 	return []string{
-		fmt.Sprintf("%d GET requests per run from %d workers; server limit %d per %v (R = %g/s), bucket burst %d; "+
-			"clients told the rate pace at R×(1−%g) = %g/s with burst %d (examples/batch -rate R); per-run timeout %v.",
-			cfg.n, cfg.workers, cfg.limit, cfg.window, cfg.rate(), cfg.burst, cfg.margin, cfg.pacedRate(), toldBurst, cfg.timeout),
+		fmt.Sprintf("%d GET requests per run from %d workers; server limit %d per %v (R = %g/s), bucket burst %d; per-run timeout %v.",
+			cfg.n, cfg.workers, cfg.limit, cfg.window, cfg.rate(), cfg.burst, cfg.timeout),
+		toldNote(cfg),
 		"physical = (N − initial burst)/R, initial burst = the burst for token-bucket and leaky-bucket, = the limit for " +
 			"fixed-window and sliding-log; for sliding-window N/R less the start's phase in its window (it admits at most R·t by time t); 429s = denied/attempts as the server counts them; retries as the client counts them; " +
 			"lost = requests that did not end in 2xx.",
@@ -51,6 +53,23 @@ func preamble(cfg *config, machine string) []string {
 			"steady-told ≤1.01× and no 429s; no request lost.",
 		"machine: " + machine,
 	}
+}
+
+// toldNote says how steady-told and xrate are configured for each algorithm at cfg's settings
+// (toldPaceFor).
+func toldNote(cfg *config) string {
+	pace := func(alg string) toldPace { return toldPaceFor(setupFor(cfg, alg, true), cfg.margin) }
+	bucket := pace(algorithm.NameTokenBucket)
+	window := pace(algorithm.NameFixedWindow)
+	counter := pace(algorithm.NameSlidingWindow)
+	return fmt.Sprintf("steady-told and xrate are told the server's published policy less a margin m = %.4g%%, "+
+		"as a user who read it would configure examples/batch: "+
+		"token-bucket and leaky-bucket (R, burst B): R×(1−m) with burst max(1, ⌊B×(1−m)⌋) = %s for both (examples/batch -rate R -burst B); "+
+		"fixed-window and sliding-log (L per W): steady-told a window quota of L per W/(1−m) = %s (examples/batch -quota L/W), "+
+		"xrate, which has no window primitive, an even pace R×(1−m) = %s; "+
+		"sliding-window: an even pace R×(1−m) = %s for both (its burst at a fresh start is borrowed from the next window, "+
+		"so a client told only L and W cannot use it without knowing the window's phase).",
+		100*cfg.margin, bucket, window, window.bucketString(), counter)
 }
 
 // writeText writes the preamble and an aligned table of rows.

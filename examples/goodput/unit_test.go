@@ -65,7 +65,7 @@ func TestParseFlagsValues(t *testing.T) {
 			assert.Equal(t, 2000, c.n)
 			assert.Equal(t, 16, c.workers)
 			assert.InDelta(t, 200.0, c.rate(), 1e-9)
-			assert.InDelta(t, 198.0, c.pacedRate(), 1e-9, "examples/batch's 1% margin")
+			assert.InDelta(t, 0.005, c.margin, 1e-12, "the told clients' margin")
 			assert.Equal(t, int64(10), c.burst)
 			assert.Equal(t, []string{"token-bucket", "leaky-bucket", "fixed-window", "sliding-log", "sliding-window"}, c.algorithms)
 			assert.Equal(t, allClients, c.clients)
@@ -87,7 +87,7 @@ func TestParseFlagsValues(t *testing.T) {
 			assert.Equal(t, minTimeout, c.timeout)
 		}},
 		{"explicit timeout", []string{"-timeout", "2s"}, func(t *testing.T, c *config) { assert.Equal(t, 2*time.Second, c.timeout) }},
-		{"margin", []string{"-margin", "0"}, func(t *testing.T, c *config) { assert.InDelta(t, 200.0, c.pacedRate(), 1e-9) }},
+		{"margin", []string{"-margin", "0"}, func(t *testing.T, c *config) { assert.Zero(t, c.margin) }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -102,7 +102,7 @@ func TestHelp(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	assert.Equal(t, exitOK, run(context.Background(), []string{"-h"}, &stdout, &stderr))
 	assert.Empty(t, stdout.String())
-	for _, f := range []string{"-n", "-c", "-limit", "-window", "-burst", "-algorithms", "-clients", "-headers", "-timeout", "-json", "-markdown"} {
+	for _, f := range []string{"-n", "-c", "-limit", "-window", "-burst", "-margin", "-algorithms", "-clients", "-headers", "-timeout", "-json", "-markdown"} {
 		assert.Regexp(t, `(?m)^  `+f+`( |$)`, stderr.String())
 	}
 }
