@@ -22,6 +22,9 @@ import (
 //   - RateLimit-Policy, or X-RateLimit-Limit with a window, declares the server's rate: from the
 //     first response on, the limiter paces at (limit-1)/window less the headroom (WithHeadroom),
 //     a pace that every algorithm sustains (a sliding window counter admits limit-1 per window).
+//     A limit declared without a window (X-RateLimit-Limit, -Remaining and -Reset, as GitHub and
+//     many gateways send them) is taken to be per the longest reset seen, in whole seconds (see
+//     windowGuess).
 //   - RateLimit, or X-RateLimit-Remaining, says what is left. What is left goes at once,
 //     without waiting for the pace (the burst allowance): after a response that says r remain,
 //     up to r less the requests still in flight may go; each send spends one, and each newer
@@ -94,6 +97,7 @@ type Adaptive struct {
 	hist  history
 	ctl   control
 	allow allowance
+	guess windowGuess
 }
 
 var _ Learner = (*Adaptive)(nil)
@@ -164,6 +168,7 @@ func (a *Adaptive) Reserve(now time.Time) (Reservation, error) {
 			a.sends.reset()
 			a.hist.reset()
 			a.allow = allowance{}
+			a.guess = windowGuess{}
 			a.pacer.burst, a.pacer.hold = 0, 0
 		}
 		a.setPace(t)
@@ -194,6 +199,7 @@ func (a *Adaptive) Observe(now time.Time, resp *http.Response, err error) {
 		return
 	}
 	info := ratelimitheader.Parse(resp.Header, now)
+	a.guess.fill(&info)
 	throttled := a.isThrottle(resp.StatusCode)
 	if !throttled {
 		a.hist.success(t)

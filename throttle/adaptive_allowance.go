@@ -52,7 +52,8 @@ import (
 // log's, after a burst) comes back whole at the reset instead, and a request paced into it draws
 // a throttle, whose Retry-After (whole seconds, rounded up) pauses the key past the window's
 // start. The limiter learns which kind the server is: when a throttle found the quota empty, and
-// after the pause at least half the quota was admitted within a quarter of the window, the quota
+// after the pause at least half the quota was admitted within a quarter of the window (of the
+// reset, when the server declares a limit but no window: X-RateLimit-Limit alone), the quota
 // comes back whole. From then on, when a response says nothing remains and the whole quota was
 // sent since the last hold, the next request waits until the reset (the earliest instant the
 // responses of the cycle announced: each reset is rounded up, so the earliest is the closest).
@@ -212,11 +213,19 @@ func (al *allowance) observe(t, sent int64, known bool, throttled bool, info rat
 	}
 	switch {
 	case al.judging:
+		// The span the quota comes back in: the declared window or, when the server declares
+		// none (X-RateLimit-Limit alone), the reset this response announces.
+		span := int64(info.Window)
+		if span <= 0 && info.HasReset {
+			span = int64(info.Reset)
+		}
 		switch {
+		case span > 0 && al.got > 0 && t-al.gotFrom >= span/4:
+			// Too slow for a quota that comes back whole: a bucket's tokens come back a little at
+			// a time (and half of them may still come back before the reset).
+			al.windowed, al.judging = false, false
 		case 2*al.got >= al.quota:
 			al.windowed, al.judging = true, false
-		case info.Window > 0 && al.got > 0 && t-al.gotFrom >= int64(info.Window)/4:
-			al.windowed, al.judging = false, false
 		default:
 			return d // undecided: a sliding log's entries may still be leaving
 		}

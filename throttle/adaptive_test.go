@@ -355,8 +355,9 @@ func TestAdaptiveLyingHeaders(t *testing.T) {
 			hdr("X-Ratelimit-Remaining", "999999999999", "X-Ratelimit-Reset", "1"), 4 * DefaultInitialRate, 0, 0},
 		{"remaining above the declared quota is clamped to it", nil,
 			hdr("Ratelimit-Policy", `"p";q=10;w=60`, "Ratelimit", `"p";r=1000000;t=1`), 9.0 / 60 * (1 - DefaultHeadroom), 10.0 / 60, 10},
-		{"remaining above a limit without a window is clamped to it", nil,
-			hdr("X-Ratelimit-Limit", "5000", "X-Ratelimit-Remaining", "999999999", "X-Ratelimit-Reset", "3600"), DefaultInitialRate, 0, 5000},
+		{"remaining above a limit without a window is clamped to it; the reset gives the window", nil,
+			hdr("X-Ratelimit-Limit", "5000", "X-Ratelimit-Remaining", "999999999", "X-Ratelimit-Reset", "3600"),
+			4999.0 / 3600 * (1 - DefaultHeadroom), 5000.0 / 3600, 5000},
 		{"nothing left cuts; a huge reset holds nothing", nil,
 			hdr("X-Ratelimit-Remaining", "0", "X-Ratelimit-Reset", "99999999999"), cutMax * DefaultInitialRate, 0, 0},
 	}
