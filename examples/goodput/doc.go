@@ -13,8 +13,10 @@
 //     200/s and 10); against fixed-window and sliding-log ("L per W, usable any time in the
 //     window") a window quota of L per W/(1-m) (client.WithWindowQuota), as examples/batch
 //     -quota L/W (200 per 1.005025126s); against sliding-window (a counter) an even pace, a token
-//     bucket at R×(1-m) with burst 1: its burst at a fresh start is borrowed from the next window,
-//     so no client told only L and W can use it without knowing the phase of the server's windows;
+//     bucket at (L-1)/W×(1-m) with burst 1, as examples/batch -rate (L-1)/W (a counter sustains
+//     L-1 per window: at a window's start the previous window's weight leaves no room for the
+//     last); its burst at a fresh start is borrowed from the next window, so no client told only L
+//     and W can use it without knowing the phase of the server's windows;
 //   - retryablehttp: github.com/hashicorp/go-retryablehttp with its defaults (RetryMax 4, backoff
 //     from 1s to 30s honouring Retry-After), logger off; a request it gives up on is lost;
 //   - xrate: plain net/http paced by golang.org/x/time/rate told the same, with no retries (a 429
@@ -58,8 +60,8 @@
 //   - goal: for the steady clients, whether the row meets issue 4's goals (learning: at most
 //     1.03× and 0.5% 429s with headers, 1.10× and 3% without; told: at most 1.01× and no 429s;
 //     never a lost request), and if not, what missed. Against sliding-window the told clients'
-//     even pace takes about N/(R×(1-m)) while the physical limit is N/R less the start's phase,
-//     so they meet 1.01× only when the run starts early in a window.
+//     even pace takes about N/((L-1)/W×(1-m)) while the physical limit is N/R less the start's
+//     phase, so they meet 1.01× only when the run starts early in a window.
 //
 // Output goes to stdout: the settings, what the told clients are told, the formulas, the goals and the machine (CPUs, CPU model,
 // Go version), then an aligned table; -markdown writes the same as Markdown for the README; -json

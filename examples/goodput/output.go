@@ -67,7 +67,7 @@ func toldNote(cfg *config) string {
 		"token-bucket and leaky-bucket (R, burst B): R×(1−m) with burst max(1, ⌊B×(1−m)⌋) = %s for both (examples/batch -rate R -burst B); "+
 		"fixed-window and sliding-log (L per W): steady-told a window quota of L per W/(1−m) = %s (examples/batch -quota L/W), "+
 		"xrate, which has no window primitive, an even pace R×(1−m) = %s; "+
-		"sliding-window: an even pace R×(1−m) = %s for both (its burst at a fresh start is borrowed from the next window, "+
+		"sliding-window: an even pace (L−1)/W×(1−m) = %s for both (a counter sustains L−1 per window; its burst at a fresh start is borrowed from the next window, "+
 		"so a client told only L and W cannot use it without knowing the window's phase).",
 		100*cfg.margin, bucket, window, window.bucketString(), counter)
 }

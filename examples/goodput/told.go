@@ -29,9 +29,12 @@ type toldPace struct {
 //     max(1, ⌊B×(1-m)⌋), as examples/batch -rate R -burst B configures it;
 //   - fixed-window, sliding-log (L per W): for steady-told a window quota of L per W/(1-m), as
 //     examples/batch -quota L/W configures it; xrate an even pace R×(1-m), burst 1;
-//   - sliding-window (a counter): an even pace R×(1-m), burst 1, for both clients. Its burst at a
-//     fresh start is borrowed from the next window, so a client told only L and W cannot use it
-//     without knowing the phase of the server's windows.
+//   - sliding-window (a counter, L per W): an even pace (L-1)/W×(1-m), burst 1, for both clients,
+//     as examples/batch -rate (L-1)/W configures it. A counter sustains L-1 per window, not L (at
+//     a window's start the previous window's weight leaves no room for the last one), so a client
+//     at L/W less a margin under 1/L has no slack at all. Its burst at a fresh start is borrowed
+//     from the next window, so a client told only L and W cannot use it without knowing the phase
+//     of the server's windows.
 //
 // The window is rounded up to the nanosecond and saturates at the longest time.Duration (which
 // client.WithWindowQuota then refuses as too long).
@@ -43,6 +46,8 @@ func toldPaceFor(s setup, m float64) toldPace {
 	case s.algorithm == algorithm.NameFixedWindow || s.algorithm == algorithm.NameSlidingLog:
 		p.quotaLimit = int(min(s.limit, math.MaxInt))
 		p.quotaWindow = stretchWindow(s.window, m)
+	case s.algorithm == algorithm.NameSlidingWindow && s.limit > 1:
+		p.rate = float64(s.limit-1) / s.window.Seconds() * (1 - m)
 	}
 	return p
 }

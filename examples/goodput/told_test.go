@@ -46,8 +46,10 @@ func TestToldPaceFor(t *testing.T) {
 		{"window saturates", setup{algorithm: "sliding-log", limit: 1, window: math.MaxInt64 / 3 * 2, burst: 10}, 0.5,
 			toldPace{rate: 1 / (float64(math.MaxInt64/3*2) / 1e9) * 0.5, burst: 1, quotaLimit: 1, quotaWindow: math.MaxInt64},
 			"1 per 2562047h47m16.854775807s", "8.13152e-11/s burst 1"},
-		{"sliding window counter: an even pace", setup{algorithm: "sliding-window", limit: 200, window: time.Second, burst: 10}, 0.005,
-			toldPace{rate: 199, burst: 1}, "199/s burst 1", "199/s burst 1"},
+		{"sliding window counter: an even pace at (L-1)/W", setup{algorithm: "sliding-window", limit: 200, window: time.Second, burst: 10}, 0.005,
+			toldPace{rate: 198.005, burst: 1}, "198.005/s burst 1", "198.005/s burst 1"},
+		{"sliding window counter of 1", setup{algorithm: "sliding-window", limit: 1, window: time.Second}, 0,
+			toldPace{rate: 1, burst: 1}, "1/s burst 1", "1/s burst 1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -67,9 +69,9 @@ func TestToldPaceFor(t *testing.T) {
 // (no jitter; the bubble's clock starts on a whole second, so the server's windows start with the
 // batch): each paces exactly as told, so the batch ends when the told pace says it must, and draws
 // no 429. Steady told a window quota finishes in window bursts, within 1/(1-m) of the physical
-// limit. The sliding window counter is the exception at a small margin: an even pace from a fresh
-// start sends one request more than R·t by time t (its burst of 1), and when m×L is at most 1 the
-// counter has no room for it at the next window boundary.
+// limit. Against the sliding window counter the told pace is (L-1)/W less the margin: at L/W less
+// a margin of at most 1/L, an even pace from a fresh start (one request more than R·t by time t,
+// its burst of 1) finds no room at the next window boundary.
 func TestToldClientsAgainstTheServer(t *testing.T) {
 	const (
 		n       = 400
@@ -102,13 +104,13 @@ func TestToldClientsAgainstTheServer(t *testing.T) {
 		{"fixed-window", xrate, 0.005, pace(1, 199)},
 		{"sliding-log", steadyTold, 0.005, bursts(100_502_513)},
 		{"sliding-log", xrate, 0.005, pace(1, 199)},
-		{"sliding-window", steadyTold, 0.005, 0},
-		{"sliding-window", xrate, 0.005, 0},
+		{"sliding-window", steadyTold, 0.005, pace(1, 190*0.995)},
+		{"sliding-window", xrate, 0.005, pace(1, 190*0.995)},
 		{"token-bucket", steadyTold, 0.1, pace(9, 180)},
 		{"fixed-window", steadyTold, 0.1, bursts(111_111_112)},
 		{"sliding-log", xrate, 0.1, pace(1, 180)},
-		{"sliding-window", steadyTold, 0.1, pace(1, 180)},
-		{"sliding-window", xrate, 0.1, pace(1, 180)},
+		{"sliding-window", steadyTold, 0.1, pace(1, 171)},
+		{"sliding-window", xrate, 0.1, pace(1, 171)},
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%s/%s/m=%g", tt.alg, tt.kind, tt.margin), func(t *testing.T) {
