@@ -31,8 +31,9 @@
 // and request i-R·window exactly one window apart, so any network or scheduling jitter that delays
 // the older one more than the newer one lands the newer one in a window that is still full, and
 // the 429 that follows pauses the whole run for its Retry-After (at least a second). The margin
-// costs 0.5% of the time; raise it for paths with more jitter (1% suits a sliding window counter
-// best), or set -margin 0 to pace at exactly R.
+// costs 0.5% of the time; raise it for paths with more jitter, or set -margin 0 to pace at exactly
+// R. Against a sliding window counter of L per W give -rate (L-1)/W: a counter sustains L-1 per
+// window (at a window's start the previous window's weight leaves no room for the last one).
 //
 // -quota L/W (such as 200/1s, 6000/1m, 5000/1h) tells the client a quota per window that the API
 // lets it use at any time within the window (a fixed window or a sliding log): the client sends up
