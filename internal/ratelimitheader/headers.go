@@ -38,3 +38,7 @@ const MaxDelay = 24 * time.Hour
 // epochThreshold separates the two meanings of a reset value: a value larger than this (in seconds) is a
 // Unix time (GitHub style, 1e9 is September 2001); anything else is a number of seconds from now.
 const epochThreshold = 1_000_000_000
+
+// epochMillisThreshold: a reset value larger than this is a Unix time in milliseconds (as some APIs
+// send it; 1e12 ms is September 2001, while 1e12 s would be the year 33658).
+const epochMillisThreshold = 1_000_000_000_000

@@ -7,8 +7,9 @@ import (
 )
 
 // saturatedSeconds is where parseSeconds stops counting: far above both MaxDelay and any plausible Unix
-// time, and small enough that seconds*1e9 arithmetic never overflows after clamping.
-const saturatedSeconds = 1 << 40
+// time, also in milliseconds, and small enough that counting on in int64 never overflows; larger
+// values are only ever compared or clamped.
+const saturatedSeconds = 1 << 50
 
 // trimOWS removes leading and trailing optional whitespace (SP and HTAB, RFC 9110 section 5.6.3).
 func trimOWS(s string) string {
@@ -234,9 +235,13 @@ func (c *clock) at() time.Time {
 	return c.base
 }
 
-// reset interprets a parsed reset value: above epochThreshold it is a Unix time measured against the
-// clock, otherwise delta-seconds. The result is clamped to [0, MaxDelay].
+// reset interprets a parsed reset value: above epochMillisThreshold it is a Unix time in
+// milliseconds, above epochThreshold one in seconds, both measured against the clock, otherwise
+// delta-seconds. The result is clamped to [0, MaxDelay].
 func (c *clock) reset(sec, nsec int64) time.Duration {
+	if sec > epochMillisThreshold {
+		return clampDuration(time.UnixMilli(sec).Add(time.Duration(nsec / 1000)).Sub(c.at())) // nsec of a millisecond
+	}
 	if sec > epochThreshold || (sec == epochThreshold && nsec > 0) {
 		return clampDuration(time.Unix(sec, nsec).Sub(c.at()))
 	}

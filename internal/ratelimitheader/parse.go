@@ -43,8 +43,8 @@ var legacyDialects = [...]legacy{
 // such as "100, 100;w=60" also gives the window), and Retry-After. Each field of Info is taken from the
 // first dialect that states it validly.
 //
-// A Reset larger than 1e9 is a Unix time in seconds (GitHub style), measured against the response's
-// Date header, else now; otherwise it is delta-seconds. The legacy dialects accept fractional seconds
+// A Reset larger than 1e9 is a Unix time in seconds (GitHub style), one larger than 1e12 a Unix time in
+// milliseconds, measured against the response's Date header, else now; otherwise it is delta-seconds. The legacy dialects accept fractional seconds
 // ("1.5"). Malformed, negative or absurd values are ignored field by field, durations are clamped to
 // [0, MaxDelay]; Parse never panics and never fails. A header without any rate-limit field costs one
 // pass over its keys (a dozen lookups when it has many) and no allocation. Only canonical header
