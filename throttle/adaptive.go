@@ -199,8 +199,8 @@ func (a *Adaptive) Observe(now time.Time, resp *http.Response, err error) {
 		return
 	}
 	info := ratelimitheader.Parse(resp.Header, now)
-	a.guess.fill(&info)
 	throttled := a.isThrottle(resp.StatusCode)
+	a.guess.fill(&info, throttled)
 	if !throttled {
 		a.hist.success(t)
 	}

@@ -52,9 +52,9 @@ import (
 // log's, after a burst) comes back whole at the reset instead, and a request paced into it draws
 // a throttle, whose Retry-After (whole seconds, rounded up) pauses the key past the window's
 // start. The limiter learns which kind the server is: when a throttle found the quota empty, and
-// after the pause at least half the quota was admitted within a quarter of the window (of the
-// reset, when the server declares a limit but no window: X-RateLimit-Limit alone), the quota
-// comes back whole. From then on, when a response says nothing remains and the whole quota was
+// after the pause at least half the quota was admitted within a quarter of the window (declared,
+// or guessed from the resets when the server declares a limit alone: see windowGuess; the reset
+// of the response itself while there is no guess yet), the quota comes back whole. From then on, when a response says nothing remains and the whole quota was
 // sent since the last hold, the next request waits until the reset (the earliest instant the
 // responses of the cycle announced: each reset is rounded up, so the earliest is the closest).
 // Less than the whole quota sent is a sliding log whose entries are still leaving: the pace goes
@@ -213,8 +213,8 @@ func (al *allowance) observe(t, sent int64, known bool, throttled bool, info rat
 	}
 	switch {
 	case al.judging:
-		// The span the quota comes back in: the declared window or, when the server declares
-		// none (X-RateLimit-Limit alone), the reset this response announces.
+		// The span the quota comes back in: the declared (or guessed) window or, while there is
+		// none, the reset this response announces.
 		span := int64(info.Window)
 		if span <= 0 && info.HasReset {
 			span = int64(info.Reset)

@@ -18,20 +18,25 @@ import (
 // rate too high): the window's end then holds the requests or a 429 cuts the rate, and the next
 // window's reset corrects the guess.
 //
+// Only successes count: a throttle may carry a penalty's reset, longer than any window. A reset
+// of ratelimitheader.MaxDelay or more was clamped (a date far off, a unit misread) and says nothing.
 // The guess is only ever longer than before, until the limiter forgets what it learned.
 type windowGuess struct {
 	longest time.Duration
 }
 
-// fill sets info.Window to the guess when the server declared a limit and a reset but no window.
-func (g *windowGuess) fill(info *ratelimitheader.Info) {
-	if info.Window > 0 || info.Limit <= 0 || !info.HasReset {
+// fill sets info.Window to the guess when the server declared a limit but no window, first taking
+// the reset of a success (throttled false) into the guess.
+func (g *windowGuess) fill(info *ratelimitheader.Info, throttled bool) {
+	if info.Window > 0 || info.Limit <= 0 {
 		return
 	}
-	r := max(info.Reset.Round(time.Second), time.Second)
-	if info.Reset > r {
-		r += time.Second // rounded up: a reset is never shorter than what it says
+	if info.HasReset && !throttled && info.Reset < ratelimitheader.MaxDelay {
+		r := max(info.Reset.Round(time.Second), time.Second)
+		if info.Reset > r {
+			r += time.Second // rounded up: a reset is never shorter than what it says
+		}
+		g.longest = max(g.longest, r)
 	}
-	g.longest = max(g.longest, r)
 	info.Window = g.longest
 }
