@@ -28,10 +28,12 @@ const (
 	// defaultMaxWait is the longest a request waits for what the server asked for (a Retry-After, or
 	// a learned pace slower than one request per that long): a batch waits longer than an
 	// interactive client (client.DefaultMaxWait), but not forever.
-	defaultMaxWait     = 10 * time.Minute
-	defaultKnownBurst  = 1
-	defaultMargin      = 0.005
-	maxMargin          = 0.5
+	defaultMaxWait    = 10 * time.Minute
+	defaultKnownBurst = 1
+	defaultMargin     = 0.005
+	maxMargin         = 0.5
+	// maxBurst bounds -burst: more than any API grants at once, and far from int overflow.
+	maxBurst           = 1 << 30
 	maxWorkers         = 10_000
 	defaultServerAlgo  = algorithm.NameTokenBucket
 	defaultServerLimit = 100
@@ -85,7 +87,7 @@ func (c *config) pacedRate() float64 { return c.rate * (1 - c.margin) }
 // pacedBurst is the burst the client keeps with -rate: -burst less the -margin, rounded down, at
 // least 1 (the margin applies to everything told: -burst 10 with the default margin is 9).
 func (c *config) pacedBurst() int {
-	return max(1, int(math.Floor(float64(c.burst)*(1-c.margin)+1e-9)))
+	return int(max(1, min(math.Floor(float64(c.burst)*(1-c.margin)+1e-9), maxBurst)))
 }
 
 // hasBody reports whether the method sends a JSON body.
@@ -191,8 +193,8 @@ func parseFlags(args []string) (*config, error) {
 		return nil, usagef("invalid -c %d: must be between 1 and %d", v.workers, maxWorkers)
 	case math.IsNaN(v.rate) || math.IsInf(v.rate, 0) || v.rate < 0:
 		return nil, usagef("invalid -rate %v: must be a finite number of requests/s, at least 0", v.rate)
-	case v.burst < 1:
-		return nil, usagef("invalid -burst %d: must be at least 1", v.burst)
+	case v.burst < 1 || v.burst > maxBurst:
+		return nil, usagef("invalid -burst %d: must be between 1 and %d", v.burst, maxBurst)
 	case set["burst"] && v.rate == 0:
 		return nil, usagef("-burst %d needs -rate: it is the burst of a known pace", v.burst)
 	case math.IsNaN(v.margin) || v.margin < 0 || v.margin > maxMargin:
@@ -218,6 +220,9 @@ func parseFlags(args []string) (*config, error) {
 	}
 	if q.set() && v.shared != "" {
 		return nil, usagef("-quota %s cannot be shared (-shared): a shared quota is paced as -rate", v.quota)
+	}
+	if q.set() && float64(q.window)/(1-v.margin) > float64(maxQuotaWindow) {
+		return nil, usagef("invalid -quota %s: its window stretched by -margin %v is longer than %v", v.quota, v.margin, maxQuotaWindow)
 	}
 	c.quota = q
 	if v.rate > 0 {

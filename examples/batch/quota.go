@@ -42,17 +42,11 @@ func parseQuota(s string) (quota, error) {
 // set reports whether a quota was given.
 func (q quota) set() bool { return q.limit > 0 }
 
-// rate is the quota's average rate in requests per second.
-func (q quota) rate() float64 { return float64(q.limit) / q.window.Seconds() }
-
 // stretched is the window the client keeps with margin m: W/(1-m), so that at most L requests go
-// in any window that much longer than the server's (room for network jitter).
+// in any window that much longer than the server's (room for network jitter). parseFlags refuses
+// a quota whose stretched window exceeds maxQuotaWindow.
 func (q quota) stretched(m float64) time.Duration {
-	w := math.Ceil(float64(q.window) / (1 - m))
-	if w >= float64(maxQuotaWindow) {
-		return maxQuotaWindow
-	}
-	return time.Duration(w)
+	return time.Duration(math.Ceil(float64(q.window) / (1 - m)))
 }
 
 // String formats the quota as -quota takes it.
