@@ -96,9 +96,11 @@ type allowance struct {
 	// cycleSent counts the requests sent since the last hold began.
 	cycleSent int64
 	// throttles counts the throttles that found the quota empty, since the first of them
-	// within throttleMemory; firstThrottle is when that was.
+	// within throttleMemory (firstThrottle is when that was), each empty window once: a throttle
+	// for a request sent before the last one counted came back (lastThrottle) is the same one.
 	throttles     int
 	firstThrottle int64
+	lastThrottle  int64
 }
 
 // throttleMemory and maxEmptyThrottles: more than maxEmptyThrottles throttles that found the quota
@@ -153,9 +155,15 @@ func (al *allowance) observe(t, sent int64, known bool, throttled bool, info rat
 			al.distrust = true
 			return allowanceDecision{setHold: true}
 		}
+		if known && al.throttles > 0 && sent <= al.lastThrottle {
+			// Sent before the last throttle came back: the same empty window, found by another
+			// request that was already on its way (jitter can land two in it).
+			return allowanceDecision{}
+		}
 		if al.throttles == 0 || t-al.firstThrottle > throttleMemory {
 			al.throttles, al.firstThrottle = 0, t
 		}
+		al.lastThrottle = t
 		if al.throttles++; al.throttles > maxEmptyThrottles {
 			al.distrust = true
 			return allowanceDecision{setHold: true}
