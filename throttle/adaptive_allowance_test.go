@@ -116,6 +116,16 @@ func TestAdaptiveAllowance(t *testing.T) {
 			{at: 2 * time.Second, n: 1},
 			{at: 2*time.Second + ms(1), resp: ok(50), allow: 0},
 		}},
+		{"throttles for requests sent before the last one came back are one empty window", []AdaptiveOption{WithInitialRate(1000)}, []allowOp{
+			{at: 0, n: 1},
+			{at: ms(1), resp: ok(4), allow: 3}, // 4 left less the reserve of 1
+			{at: ms(1), n: 3},                  // the window's last: all three find it empty
+			{at: ms(3), resp: remainingResponse(http.StatusTooManyRequests, 100, time.Second, 0, time.Second), allow: 0},
+			{at: ms(4), resp: remainingResponse(http.StatusTooManyRequests, 100, time.Second, 0, time.Second), allow: 0},
+			{at: ms(5), resp: remainingResponse(http.StatusTooManyRequests, 100, time.Second, 0, time.Second), allow: 0},
+			{at: time.Second, n: 1},
+			{at: time.Second + ms(1), resp: ok(50), allow: 49}, // still believed: one empty window, not three
+		}},
 		{"a throttle that claims room ends it", nil, []allowOp{
 			{at: 0, n: 1},
 			{at: ms(1), resp: remainingResponse(http.StatusTooManyRequests, 100, time.Second, 50, time.Second), allow: 0},
