@@ -90,3 +90,57 @@ func BenchmarkWindowQuotaReserve(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkWindowQuotaCancelStorm measures a storm of cancellations: 10,000 requests wait behind a
+// used-up window quota (all booked at one instant) and are cancelled front to back at that
+// instant, so each Cancel schedules every request behind it again. One op is the whole storm of
+// 10,000 cancellations; booking the requests is not timed. A leaky bucket with the same backlog is
+// the reference (its Cancel also moves every request behind). go test -run '^$' -bench
+// WindowQuotaCancelStorm -benchmem ./throttle
+func BenchmarkWindowQuotaCancelStorm(b *testing.B) {
+	const pending = 10_000
+	cases := []struct {
+		name string
+		due  int // requests booked first, due at once
+		new  func() (Limiter, error)
+	}{
+		{"limit 1", 1, func() (Limiter, error) { return NewWindowQuota(1, time.Second) }},
+		{"limit 7", 7, func() (Limiter, error) { return NewWindowQuota(7, time.Second) }},
+		{"leaky bucket (reference)", 1, func() (Limiter, error) { return NewLeakyBucket(1, pending) }},
+	}
+	now := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, c := range cases {
+		b.Run(c.name, func(b *testing.B) {
+			rs := make([]Reservation, pending)
+			b.ReportAllocs()
+			for b.Loop() {
+				b.StopTimer()
+				l, err := c.new()
+				if err != nil {
+					b.Fatal(err)
+				}
+				for range c.due {
+					if _, err := l.Reserve(now); err != nil {
+						b.Fatal(err)
+					}
+				}
+				for i := range rs {
+					if rs[i], err = l.Reserve(now); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if rs[0].Delay(now) == 0 {
+					b.Fatal("the first request behind the used-up window is due")
+				}
+				b.StartTimer()
+				for _, r := range rs {
+					r.Cancel(now)
+				}
+				// Every waiting request was given back: the next one takes the first one's place.
+				if r, err := l.Reserve(now); err != nil || r.Delay(now) != time.Second {
+					b.Fatal("after the storm, the next request is not due one second later", err)
+				}
+			}
+		})
+	}
+}
