@@ -111,14 +111,15 @@ func (q *windowQuota) settle(t int64) {
 	}
 }
 
-// slotFor returns the earliest slot of the next request arriving at t.
-func (q *windowQuota) slotFor(t int64) int64 {
+// slotFor returns the earliest slot of the next request arriving at t, given the slot of the
+// request limit places before it (ok false when the ring no longer holds it: it bounds nothing).
+func (q *windowQuota) slotFor(t, before int64, ok bool) int64 {
 	s := t
 	if q.runs.size > 0 {
 		s = max(s, q.runs.back().slot) // FIFO, even if a caller's clock steps back a little
 	}
-	if x, ok := q.runs.slotOf(q.next - q.limit); ok {
-		s = max(s, addSat(x, q.window))
+	if ok {
+		s = max(s, addSat(before, q.window))
 	}
 	return s
 }
@@ -135,7 +136,8 @@ func (q *windowQuota) Reserve(now time.Time) (Reservation, error) {
 	defer q.mu.Unlock()
 	t := q.clock(now)
 	q.settle(t)
-	slot := q.slotFor(t)
+	before, ok := q.runs.slotOf(q.next - q.limit)
+	slot := q.slotFor(t, before, ok)
 	q.push(slot)
 	if slot <= t {
 		return dueReservation{}, nil
@@ -166,7 +168,8 @@ func (q *windowQuota) unlink(r *windowReservation) {
 	q.pending--
 }
 
-// cancel takes the pending r out of the sequence at t and schedules the requests behind it again.
+// cancel takes the pending r out of the sequence at t and schedules the requests behind it again:
+// O(1) per request behind, as a cursor follows request next-limit through the runs.
 func (q *windowQuota) cancel(r *windowReservation, t int64) {
 	q.settle(t)
 	if !r.inList {
@@ -177,8 +180,10 @@ func (q *windowQuota) cancel(r *windowReservation, t int64) {
 	q.next = r.seq
 	r.cancelled = true
 	q.unlink(r)
+	c := q.runs.cursor(q.next - q.limit)
 	for x := behind; x != nil; x = x.next {
-		s := q.slotFor(t)
+		before, ok := c.slotOf(q.next - q.limit)
+		s := q.slotFor(t, before, ok)
 		x.seq = q.next
 		q.push(s)
 		if s != x.slot {
@@ -186,7 +191,8 @@ func (q *windowQuota) cancel(r *windowReservation, t int64) {
 			x.notify()
 		}
 	}
-	q.settle(t) // keep "pending" meaning "after t", should a rescheduled head be due at t
+	q.runs.shrink() // only now: truncate did not, so that the ring was not regrown above
+	q.settle(t)     // keep "pending" meaning "after t", should a rescheduled head be due at t
 }
 
 // notify closes r's Changed channel, if a waiter took one.
@@ -309,7 +315,8 @@ func (q *runRing) slotOf(seq int64) (int64, bool) {
 	return 0, false
 }
 
-// truncate forgets request seq and every request after it.
+// truncate forgets request seq and every request after it. It does not shrink the ring, as the
+// caller refills it at once; the caller calls shrink after.
 func (q *runRing) truncate(seq int64) {
 	i := q.find(seq)
 	if i < 0 {
@@ -325,7 +332,39 @@ func (q *runRing) truncate(seq int64) {
 		*q.at(j) = slotRun{}
 	}
 	q.size = keep
-	q.shrink()
+}
+
+// runCursor finds the slots of increasing sequence numbers in a runRing that only grows at the
+// back meanwhile, in O(1) amortized per step: it keeps the index of the run it last found. An
+// index stays valid across pushBack (a resize keeps the order from the front); popFront,
+// truncate and shrink invalidate it.
+type runCursor struct {
+	ring *runRing
+	i    int // index of the run holding the last sequence number found; -1 before the front
+}
+
+// cursor returns a cursor positioned at request seq, which the next slotOf call must not precede.
+func (q *runRing) cursor(seq int64) runCursor {
+	return runCursor{ring: q, i: q.find(seq)}
+}
+
+// slotOf returns the slot of request seq, if the ring holds it. seq never decreases from one
+// call to the next.
+func (c *runCursor) slotOf(seq int64) (int64, bool) {
+	q := c.ring
+	if c.i < 0 {
+		if q.size == 0 || seq < q.front().start {
+			return 0, false
+		}
+		c.i = 0
+	}
+	// The runs at c.i and after cover consecutive sequence numbers from at most seq.
+	for ; c.i < q.size; c.i++ {
+		if r := q.at(c.i); seq < r.start+r.count {
+			return r.slot, true
+		}
+	}
+	return 0, false // after the latest request: never asked, as seq is next-limit
 }
 
 func (q *runRing) shrink() {
