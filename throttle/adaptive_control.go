@@ -31,16 +31,6 @@ import (
 // gaps in sending (the key paused by a Retry-After), and one over less than a quarter of a second
 // is no measurement: right after a gap, a server that was left alone admits a burst.
 //
-// Sparse throttles. A throttle that is rare among many successes (in the last second, at most one
-// in 1/sparseShare of them, or a lone one among at least minMeasured, counting only throttles since
-// the last full cut) is evidence that the pace is nearly right: a server with no burst (nginx's
-// limit_req without burst) refuses a request that jitter brought closer than its spacing to the
-// one before, at any pace near its limit. It costs only its share: the rate goes to cur*(1-share),
-// what the server admitted of what it was sent; below the bound not even that. The bound is not
-// lowered, a slow start goes on, a return to the bound that is nearly done ends, and the probe
-// keeps its clock. A throttle with Retry-After, or one that follows a sparse cut with nothing
-// admitted in between (a run of them: an exhausted window), cuts in full, at once.
-//
 // The bound. A cut also sets the bound wmax, the lowest pace known to draw throttles: the pace at
 // the cut or, when the pace stayed above what the server admitted for a whole second (it was
 // holding the client back), the most the server admitted in any second of the last two. A
@@ -98,9 +88,6 @@ const (
 	cutMargin = 0.02
 	// cutMin and cutMax bound a cut: the rate is multiplied by at least cutMin and at most cutMax.
 	cutMin, cutMax = 0.5, 0.9
-	// sparseShare is the largest share of throttles among the successes of the last second for
-	// which a throttle is sparse (see sparse).
-	sparseShare = 0.01
 	// cutFar bounds the floor of a cut as a multiple of the measured success rate.
 	cutFar = 4.0
 	// blackoutCut multiplies the rate on every further cut of a blackout, and blackoutFloor
@@ -172,15 +159,8 @@ type control struct {
 	// run counts the cuts since the last success: more than one means throttles keep coming with
 	// nothing admitted in between (a blackout, such as an exhausted window).
 	run int
-	// sparseOpen is set by a sparse cut until the next success: a throttle that follows with
-	// nothing admitted in between is no longer rare, and cuts in full.
-	sparseOpen bool
 	// blackoutEnd is when the last blackout ended.
 	blackoutEnd int64
-
-	// thr counts throttles over the last seconds, to tell a throttle that is rare among many
-	// successes from a dense run of them (see sparse).
-	thr meter
 
 	srtt       int64 // smoothed round-trip time, 0 before the first sample
 	lastActive int64
@@ -247,8 +227,7 @@ func (c *control) observe(t, sent int64, throttled bool, info ratelimitheader.In
 	if throttled {
 		c.pausing = info.HasRetryAfter
 		c.throttles++
-		c.thr.add(t)
-		c.cut(t, sent, info.HasRetryAfter, true, h)
+		c.cut(t, sent, info.HasRetryAfter, h)
 	} else {
 		c.successes++
 		if sent < c.blindUntil {
@@ -262,7 +241,7 @@ func (c *control) observe(t, sent int64, throttled bool, info ratelimitheader.In
 			// The request took the last of the quota: the next one would be refused. Cut now,
 			// before a throttle does (and its Retry-After pauses the key): that is how limiters
 			// that share a key, and the headers, settle on shares that fit.
-			c.cut(t, sent, false, false, h)
+			c.cut(t, sent, false, h)
 		} else if c.paced {
 			c.grow(t, busy) // an unpaced limiter has no rate to grow
 		}
@@ -340,7 +319,7 @@ func (c *control) learnRemaining(t int64, info ratelimitheader.Info, inflight in
 
 // cut lowers the rate after a throttle, once per epoch: a throttle for a request sent before the
 // last cut belongs to the same epoch.
-func (c *control) cut(t, sent int64, paused, throttled bool, h *history) {
+func (c *control) cut(t, sent int64, paused bool, h *history) {
 	if c.hasCut && sent < c.epoch {
 		return
 	}
@@ -357,11 +336,6 @@ func (c *control) cut(t, sent int64, paused, throttled bool, h *history) {
 	}
 
 	cur := c.pace
-	if share, ok := c.sparse(t, h); ok && throttled && c.run == 0 && !c.sparseOpen && !paused {
-		c.sparseCut(t, cur, share)
-		return
-	}
-	c.thr = meter{} // the throttles this cut answers tell nothing of the pace it sets
 	c.phase = phaseSteady
 	c.hasCut, c.lastCut = true, t
 	c.recover = 0
@@ -445,50 +419,6 @@ func (c *control) cut(t, sent int64, paused, throttled bool, h *history) {
 	c.newEpoch(t)
 }
 
-// sparse reports whether a throttle at t (already counted in c.thr) is rare among many successes,
-// and the share of throttles among the responses of the last second: at most one throttle in
-// 1/sparseShare successes, or a lone one, and at least minMeasured successes (fewer are no
-// evidence of anything). Throttles before the last full cut are not counted: they drew it. A server that admits that much of what it is sent
-// is holding the pace back hardly at all: the throttle is what jitter makes of a pace near the
-// limit of a server with no burst (two requests that the network brought closer than its spacing).
-func (c *control) sparse(t int64, h *history) (share float64, ok bool) {
-	_, n := h.succ.rate(t)
-	if n < minMeasured {
-		return 0, false
-	}
-	c.thr.advance(t)
-	thr := 0
-	for i := range meterWindow {
-		thr += c.thr.at(i)
-	}
-	return float64(thr) / float64(thr+n), float64(thr) <= max(1, sparseShare*float64(n))
-}
-
-// sparseCut is the cut for a sparse throttle at t with the pace at cur and share throttles among
-// the responses of the last second: the rate goes to cur*(1-share), what the server admitted of
-// what it was sent (below the bound it stays: the throttle is jitter), the bound is raised to cur
-// at most, never lowered, and the probe keeps its clock, so that jitter costs a small step, not a
-// return to the bound and a new slow probe. A pace that is really too high draws throttles
-// densely, and the next of them cuts in full. In a slow start the search goes on.
-func (c *control) sparseCut(t int64, cur, share float64) {
-	c.hasCut, c.lastCut = true, t
-	c.cuts++
-	c.sparseOpen = true
-	if c.phase != phaseSteady || cur >= c.wmax {
-		c.rate = cur * (1 - share)
-	}
-	if c.phase == phaseSteady {
-		c.wmax = max(c.wmax, cur)
-		if c.recover > 0 && cur >= c.recover*(1-cutMargin) {
-			// Back at the bound already: the return is over, the probe starts (were the
-			// return to go on, each sparse throttle would keep it from ending).
-			c.recover, c.plateau = 0, t
-		}
-	}
-	// No new epoch: the next throttle counts at once, so that a run of them (an exhausted
-	// window) is told from a rare one by the very next response.
-}
-
 // sentUnpaced reports whether a request sent at sent left while the limiter paced nothing (after
 // a response without a signal, before the first signal).
 func (c *control) sentUnpaced(sent int64) bool {
@@ -510,7 +440,6 @@ func (c *control) firstCut(t int64, paused bool, h *history) {
 	c.recover = 0
 	c.cuts++
 	c.run++
-	c.thr = meter{} // the unpaced start's throttles tell nothing of a pace
 	measured, n := h.measured(t)
 	if n < minMeasured {
 		// The answers to the requests sent within this cut's epoch are no news (see blindUntil):
@@ -573,7 +502,6 @@ func (c *control) admitted(t int64, h *history) {
 		}
 	}
 	c.run = 0
-	c.sparseOpen = false
 }
 
 // grow raises the rate after a success. busy tells whether requests had to wait for the pace

@@ -30,8 +30,6 @@ type simServer struct {
 	rtt     time.Duration     // round-trip time, split evenly between the two ways
 	jitter  time.Duration     // each way is late by up to jitter (uniform, seeded)
 	lie     func(http.Header) // when set, rewrites the headers of every response
-	// spacing, when set, replaces the algorithm (see newSpacingServer).
-	spacing *spacingLimiter
 
 	mu       sync.Mutex
 	rng      *rand.Rand
@@ -86,22 +84,8 @@ func (s *simServer) delay() time.Duration {
 	return d
 }
 
-// arrival is the delay of a request on its way to the server: the network's, and, for a spacing
-// server, now and then a hiccup (the client's or the server's scheduler ran something else).
-func (s *simServer) arrival() time.Duration {
-	d := s.delay()
-	if sp := s.spacing; sp != nil && sp.hiccup > 0 {
-		s.mu.Lock()
-		if s.rng.Float64() < sp.hiccup {
-			d += time.Duration(s.rng.Int64N(int64(sp.hiccupMax)))
-		}
-		s.mu.Unlock()
-	}
-	return d
-}
-
 func (s *simServer) RoundTrip(req *http.Request) (*http.Response, error) {
-	time.Sleep(s.arrival())
+	time.Sleep(s.delay())
 	resp := s.decide()
 	time.Sleep(s.delay())
 	return resp, nil
@@ -111,16 +95,6 @@ func (s *simServer) decide() *http.Response {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := time.Now()
-	if s.spacing != nil {
-		status := http.StatusOK
-		if s.spacing.admit(now.Sub(s.start)) {
-			s.admitted++
-		} else {
-			s.denied++
-			status = s.status
-		}
-		return &http.Response{StatusCode: status, Header: http.Header{}, Body: http.NoBody}
-	}
 	alg := s.algs[0].alg
 	for _, a := range s.algs {
 		if now.Sub(s.start) >= a.at {
@@ -146,47 +120,6 @@ func (s *simServer) decide() *http.Response {
 		}
 	}
 	return &http.Response{StatusCode: status, Header: h, Body: http.NoBody}
-}
-
-// spacingLimiter is a server-side limiter with no burst at all, as nginx's limit_req without
-// burst: a request is admitted only when at least 1/rate has passed since the last admitted one,
-// on a clock of whole ticks (nginx: milliseconds, read once per event-loop turn); a refused request
-// changes nothing, and the response carries no header. Requests that arrive closer than 1/rate,
-// however slow the client's pace on average, are refused.
-type spacingLimiter struct {
-	rate float64       // requests per second
-	tick time.Duration // clock granularity
-	// hiccup is the probability that a request arrives late by up to hiccupMax (uniform): a
-	// scheduling delay in the client or the server that brings it next to the request after it.
-	hiccup    float64
-	hiccupMax time.Duration
-
-	hasLast bool
-	last    time.Duration // tick of the last admitted request
-}
-
-// admit decides a request arriving at offset at; the server's mutex is held.
-func (l *spacingLimiter) admit(at time.Duration) bool {
-	now := at.Truncate(l.tick)
-	if l.hasLast && float64(now-l.last)*l.rate < float64(time.Second) {
-		return false
-	}
-	l.hasLast, l.last = true, now
-	return true
-}
-
-// newSpacingServer returns a server that enforces rate with a spacingLimiter on a millisecond
-// clock, with no header, behind a network of 1 ms round trip whose ways are each late by up to
-// jitter (uniform), and whose requests are late by up to hiccupMax with probability hiccup.
-func newSpacingServer(rate float64, jitter time.Duration, hiccup float64, hiccupMax time.Duration) *simServer {
-	return &simServer{
-		status:  http.StatusTooManyRequests,
-		rtt:     time.Millisecond,
-		jitter:  jitter,
-		spacing: &spacingLimiter{rate: rate, tick: time.Millisecond, hiccup: hiccup, hiccupMax: hiccupMax},
-		rng:     rand.New(rand.NewPCG(5, 6)),
-		start:   time.Now(),
-	}
 }
 
 // simClient is one client process: a Throttle with Adaptive limiters, and its counters.
