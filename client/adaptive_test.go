@@ -47,13 +47,17 @@ func physicalLimit(alg string, n, limit, burst int, window time.Duration) time.D
 // is there) and waits for the reset when it is spent. With 429s only it cannot know where a
 // window starts, nor that the server has windows: against a fixed window and a sliding log it
 // paces evenly, and an even pace finishes at n/R at best. Measured in this setting: fixed window
-// 10.07 s (1.119 x the physical limit of 9 s, 1.007 x n/R), sliding log 10.39 s (1.154 x, 1.039 x
-// n/R), both with 2.5% 429s; those two cases are held to 1.10 x n/R.
+// 10.04 s (1.116 x the physical limit of 9 s, 1.004 x n/R), sliding log 10.17 s (1.130 x, 1.017 x
+// n/R), with 1.1-1.2% 429s; those two cases are held to 1.10 x n/R. (The bubble's goroutines run in
+// no fixed order, so the figures vary a little from run to run: over 20 runs the 429s stayed at or
+// below 1.7% in every case.)
 func TestDefaultLearnsTheRate(t *testing.T) {
+	// Issue 4's setting: 2,000 requests at 200/s from 16 workers. (With half of that, the unpaced
+	// start's few 429s alone weigh twice as much, and the 3% bound is met by a hair.)
 	const (
-		limit   = 100
+		limit   = 200
 		burst   = 10
-		n       = 1000
+		n       = 2000
 		workers = 16
 	)
 	for _, headers := range []bool{true, false} {
