@@ -13,6 +13,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/steadyhttp/steady/internal/margin"
 	"github.com/steadyhttp/steady/testserver"
 	"github.com/steadyhttp/steady/testserver/algorithm"
 )
@@ -82,13 +83,11 @@ type config struct {
 }
 
 // pacedRate is the rate the client paces itself at: -rate less the -margin; 0 when not known.
-func (c *config) pacedRate() float64 { return c.rate * (1 - c.margin) }
+func (c *config) pacedRate() float64 { return margin.Rate(c.rate, c.margin) }
 
 // pacedBurst is the burst the client keeps with -rate: -burst less the -margin, rounded down, at
 // least 1 (the margin applies to everything told: -burst 10 with the default margin is 9).
-func (c *config) pacedBurst() int {
-	return int(max(1, min(math.Floor(float64(c.burst)*(1-c.margin)+1e-9), maxBurst)))
-}
+func (c *config) pacedBurst() int { return margin.Burst(int64(c.burst), c.margin) }
 
 // hasBody reports whether the method sends a JSON body.
 func (c *config) hasBody() bool { return slices.Contains(bodyMethods, c.method) }

@@ -2,10 +2,11 @@ package main
 
 import (
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/steadyhttp/steady/internal/margin"
 )
 
 // quota is a known quota per window (-quota L/W): at most limit requests in any window, usable
@@ -45,9 +46,7 @@ func (q quota) set() bool { return q.limit > 0 }
 // stretched is the window the client keeps with margin m: W/(1-m), so that at most L requests go
 // in any window that much longer than the server's (room for network jitter). parseFlags refuses
 // a quota whose stretched window exceeds maxQuotaWindow.
-func (q quota) stretched(m float64) time.Duration {
-	return time.Duration(math.Ceil(float64(q.window) / (1 - m)))
-}
+func (q quota) stretched(m float64) time.Duration { return margin.Window(q.window, m) }
 
 // String formats the quota as -quota takes it.
 func (q quota) String() string { return fmt.Sprintf("%d/%v", q.limit, q.window) }

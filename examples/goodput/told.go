@@ -5,6 +5,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/steadyhttp/steady/internal/margin"
 	"github.com/steadyhttp/steady/testserver/algorithm"
 )
 
@@ -39,33 +40,17 @@ type toldPace struct {
 // The window is rounded up to the nanosecond and saturates at the longest time.Duration (which
 // client.WithWindowQuota then refuses as too long).
 func toldPaceFor(s setup, m float64) toldPace {
-	p := toldPace{rate: s.rate() * (1 - m), burst: 1}
+	p := toldPace{rate: margin.Rate(s.rate(), m), burst: 1}
 	switch {
 	case s.bucket():
-		p.burst = shaveBurst(s.burst, m)
+		p.burst = margin.Burst(s.burst, m)
 	case s.algorithm == algorithm.NameFixedWindow || s.algorithm == algorithm.NameSlidingLog:
 		p.quotaLimit = int(min(s.limit, math.MaxInt))
-		p.quotaWindow = stretchWindow(s.window, m)
+		p.quotaWindow = margin.Window(s.window, m)
 	case s.algorithm == algorithm.NameSlidingWindow && s.limit > 1:
-		p.rate = float64(s.limit-1) / s.window.Seconds() * (1 - m)
+		p.rate = margin.Rate(float64(s.limit-1)/s.window.Seconds(), m)
 	}
 	return p
-}
-
-// shaveBurst is max(1, ⌊b×(1-m)⌋), at most math.MaxInt32 (more than any bucket a server
-// publishes). A product that float64 leaves a hair under a whole number counts as that number.
-func shaveBurst(b int64, m float64) int {
-	f := math.Floor(float64(b)*(1-m) + 1e-9)
-	return int(max(1, min(f, math.MaxInt32)))
-}
-
-// stretchWindow is w/(1-m), rounded up to the nanosecond, at most the longest time.Duration.
-func stretchWindow(w time.Duration, m float64) time.Duration {
-	f := math.Ceil(float64(w) / (1 - m))
-	if f >= math.MaxInt64 {
-		return math.MaxInt64
-	}
-	return time.Duration(f)
 }
 
 // usesQuota reports whether steady-told paces with a window quota rather than a token bucket.
