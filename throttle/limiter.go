@@ -1,9 +1,10 @@
 // Package throttle paces requests on the client side, before they reach a rate-limited server.
 //
-// A Limiter paces one key (by default one host). Four are built in: NewTokenBucket (rate and
+// A Limiter paces one key (by default one host). Five are built in: NewTokenBucket (rate and
 // burst, on golang.org/x/time/rate), NewLeakyBucket (an even spacing of 1/rate with a bounded FIFO
 // backlog), NewWindowQuota (a quota of requests per window used exactly: bursts of the whole quota,
-// never more than it in any window) and NewAdaptive (an even spacing at a rate it learns from the
+// never more than it in any window), NewWindowCounter (a server's sliding window counter on
+// epoch-aligned windows, mirrored exactly) and NewAdaptive (an even spacing at a rate it learns from the
 // server's responses; one per key with AdaptiveFactory). A Throttle keeps one Limiter per key, created on first use by a factory, in a bounded
 // set of partitions, and can pause a key until a point in time. NewTransport applies a Throttle to
 // every attempt that passes through an http.RoundTripper and feeds every outcome back: a response
