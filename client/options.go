@@ -95,6 +95,29 @@ func WithWindowQuota(limit int, window time.Duration) Option {
 	})
 }
 
+// WithWindowCounter paces every key against a server's sliding window counter of limit requests
+// per window whose windows are aligned to the Unix epoch (Cloudflare-style rate limiting, and
+// testserver's sliding-window): it mirrors the server's rule exactly (throttle.NewWindowCounter),
+// in FIFO order. The first limit requests go at once, and each later one as soon as the previous
+// window's weight leaves room for it, limit-1 per window in the long run. It replaces the default
+// pace. limit must be at least 1, window positive and at most 366 days.
+//
+// The windows are placed on the client's clock, so the server's and the client's clocks must
+// agree to well within a window; and it counts sends, not arrivals at the server. To leave slack
+// for network jitter and clock skew, pass a limit slightly below the server's, for example
+// ⌊limit×(1-margin)⌋. Use WithWindowQuota instead against a fixed window or sliding log, and
+// WithTokenBucket against a token bucket or a counter whose windows are not aligned to the epoch.
+func WithWindowCounter(limit int, window time.Duration) Option {
+	return optionFunc(func(c *config) {
+		if _, err := throttle.NewWindowCounter(limit, window); err != nil { // one place decides what is valid
+			c.fail("WithWindowCounter(%d, %v): limit must be at least 1, window positive and at most 366 days", limit, window)
+			return
+		}
+		c.paceSet = true
+		c.limiter = func(string) (throttle.Limiter, error) { return throttle.NewWindowCounter(limit, window) }
+	})
+}
+
 // WithLimiter paces every key with the Limiter the factory makes for it on first use (see
 // throttle.WithLimiter); a nil factory, or a factory that returns (nil, nil), leaves keys unpaced
 // (only Retry-After pauses hold them back). It replaces the default pace.
