@@ -32,8 +32,7 @@
 // the older one more than the newer one lands the newer one in a window that is still full, and
 // the 429 that follows pauses the whole run for its Retry-After (at least a second). The margin
 // costs 0.5% of the time; raise it for paths with more jitter, or set -margin 0 to pace at exactly
-// R. Against a sliding window counter of L per W give -rate (L-1)/W: a counter sustains L-1 per
-// window (at a window's start the previous window's weight leaves no room for the last one).
+// R.
 //
 // -quota L/W (such as 200/1s, 6000/1m, 5000/1h) tells the client a quota per window that the API
 // lets it use at any time within the window (a fixed window or a sliding log): the client sends up
@@ -41,10 +40,24 @@
 // by the margin (W/(1-margin): 1.005 s for 1s). Against such a server it needs (N-L)/R where an
 // even pace needs N/R: 9 s instead of 10 s for 2,000 requests at 200/1s, and with 5000/1h the
 // first 5,000 go at once instead of one every 0.72 s. Do not use it for a token bucket or a
-// sliding window counter, which refuse a whole quota at a window's start: give those -rate.
-// -quota and -rate exclude each other; -quota cannot be -shared.
-// Without -rate (-rate 0) the client uses client.New's default pace, which reacts to what the
-// server says (Retry-After pauses the whole host).
+// sliding window counter, which refuse a whole quota at a window's start: give a token bucket
+// -rate, and a counter -counter.
+//
+// -counter L/W tells the client that the API is a sliding window counter of L per W
+// (Cloudflare-style; the embedded server's sliding-window) on windows aligned to the Unix epoch: it admits a
+// request at elapsed time e into a window iff prev×(W−e) + (cur+1)×W <= L×W, prev and cur being
+// the requests counted in the previous and the current window. The client mirrors that rule on
+// its own clock (client.WithWindowCounter) with the limit shrunk by the margin, ⌊L×(1−margin)⌋
+// (at least 1; 199 for 200/1s): up to that many at once, then each as soon as the previous
+// window's weight leaves room for it, one less than the limit per window in the long run (at a
+// window's start the previous window's weight leaves no room for the last one). An even pace
+// cannot use the fresh start's burst, which is borrowed from the next window. It needs the
+// client's clock to agree with the server's to well within a window; for a counter whose windows
+// start elsewhere (at a key's first request), give -rate (L-1)/W instead.
+//
+// -rate, -quota and -counter exclude each other; -quota and -counter cannot be -shared. Without
+// any of them the client uses client.New's default pace, which reacts to what the server says
+// (Retry-After pauses the whole host).
 //
 // # A quota shared by several processes
 //
@@ -95,7 +108,7 @@
 //	 "elapsed_s":9.91,"rate_rps":100.9, ...}
 //
 // with the keys requests, succeeded, failed, throttled_responses, retries, elapsed_s and rate_rps
-// always present, and cancelled, failure_reasons, known_rate_rps, known_quota, paced_rate_rps,
+// always present, and cancelled, failure_reasons, known_rate_rps, known_quota, known_counter, paced_rate_rps,
 // server_limit_rps, physical_limit_s, server_requests and server_throttled when they apply. A progress bar is drawn on stderr when
 // stderr is a terminal, and never otherwise.
 //

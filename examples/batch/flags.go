@@ -61,12 +61,15 @@ func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(f
 // config is the parsed and validated command line.
 type config struct {
 	// target is the URL to send to; nil means the embedded server.
-	target          *url.URL
-	n, workers      int
-	rate            float64 // 0: not known
-	burst           int     // the known pace's burst; meaningful only when rate > 0
-	quota           quota   // a known quota per window (-quota); excludes rate
-	margin          float64 // the known pace runs at rate*(1-margin) (see pacedBurst, quota.stretched)
+	target     *url.URL
+	n, workers int
+	rate       float64       // 0: not known
+	burst      int           // the known pace's burst; meaningful only when rate > 0
+	quota      quota         // a known quota per window (-quota); excludes rate and counter
+	counter    windowCounter // a known sliding window counter (-counter); excludes rate and quota
+	// margin shaves the known pace: rate*(1-margin) (see pacedBurst, quota.stretched,
+	// windowCounter.shrunk).
+	margin          float64
 	method          string
 	timeout         time.Duration // per request, retries included; 0: none
 	attempts        int
@@ -117,7 +120,7 @@ type serverConfig struct {
 
 // flagValues holds the raw values the flag package fills in.
 type flagValues struct {
-	url, method, quota          string
+	url, method, quota, counter string
 	n, workers, burst, attempts int
 	rate, margin                float64
 	timeout, maxDelay, maxWait  time.Duration
@@ -137,7 +140,8 @@ func newFlagSet(v *flagValues) *flag.FlagSet {
 	fs.Float64Var(&v.rate, "rate", 0, "the API's rate in requests/s, if known; 0 = not known (client.New's default pace)")
 	fs.IntVar(&v.burst, "burst", defaultKnownBurst, "burst of the known pace (with -rate); 1 = an even pace")
 	fs.StringVar(&v.quota, "quota", "", "the API's quota, if known, as `LIMIT/WINDOW` (200/1s, 6000/1m) usable at any time within the window (a fixed window or sliding log): up to LIMIT at once, never more than LIMIT in any window; excludes -rate")
-	fs.Float64Var(&v.margin, "margin", defaultMargin, "with -rate or -quota: pace at rate*(1-margin) with burst*(1-margin) (rounded down, at least 1), or keep a quota's window stretched to window/(1-margin), so network jitter never lands a request in a window that is still full")
+	fs.StringVar(&v.counter, "counter", "", "the API's sliding window counter, if known, as `LIMIT/WINDOW` (200/1s, 6000/1m), on windows aligned to the Unix epoch (Cloudflare-style; the embedded server's sliding-window): the client mirrors the counter's rule, LIMIT at once and then as the previous window's weight decays; excludes -rate and -quota")
+	fs.Float64Var(&v.margin, "margin", defaultMargin, "with -rate, -quota or -counter: pace at rate*(1-margin) with burst*(1-margin) (rounded down, at least 1), keep a quota's window stretched to window/(1-margin), or a counter's limit shrunk to limit*(1-margin) (rounded down, at least 1), so network jitter never lands a request in a window that is still full")
 	fs.StringVar(&v.method, "method", defaultMethod, "HTTP `method`: "+strings.Join(methods, " | ")+"; POST, PUT and PATCH send a small JSON body")
 	fs.DurationVar(&v.timeout, "timeout", 0, "bound on each request, its retries and waits included; 0 = none")
 	fs.IntVar(&v.attempts, "attempts", defaultAttempts, "attempts per request, the first included")
@@ -198,10 +202,14 @@ func parseFlags(args []string) (*config, error) {
 		return nil, usagef("-burst %d needs -rate: it is the burst of a known pace", v.burst)
 	case math.IsNaN(v.margin) || v.margin < 0 || v.margin > maxMargin:
 		return nil, usagef("invalid -margin %v: must be between 0 and %v", v.margin, maxMargin)
-	case set["margin"] && v.rate == 0 && v.quota == "":
-		return nil, usagef("-margin %v needs -rate or -quota: it shaves a known pace", v.margin)
+	case set["margin"] && v.rate == 0 && v.quota == "" && v.counter == "":
+		return nil, usagef("-margin %v needs -rate, -quota or -counter: it shaves a known pace", v.margin)
 	case v.quota != "" && v.rate > 0:
 		return nil, usagef("-quota %s and -rate %v: give one known pace, not both", v.quota, v.rate)
+	case v.counter != "" && v.rate > 0:
+		return nil, usagef("-counter %s and -rate %v: give one known pace, not both", v.counter, v.rate)
+	case v.counter != "" && v.quota != "":
+		return nil, usagef("-counter %s and -quota %s: give one known pace, not both", v.counter, v.quota)
 	case !slices.Contains(methods, c.method):
 		return nil, usagef("invalid -method %q: must be one of %s", v.method, strings.Join(methods, ", "))
 	case v.timeout < 0:
@@ -224,10 +232,18 @@ func parseFlags(args []string) (*config, error) {
 		return nil, usagef("invalid -quota %s: its window stretched by -margin %v is longer than %v", v.quota, v.margin, maxQuotaWindow)
 	}
 	c.quota = q
+	wc, err := parseCounter(v.counter)
+	if err != nil {
+		return nil, err
+	}
+	if wc.set() && v.shared != "" {
+		return nil, usagef("-counter %s cannot be shared (-shared): a shared quota is paced as -rate", v.counter)
+	}
+	c.counter = wc
 	if v.rate > 0 {
 		c.burst = v.burst
 	}
-	if v.rate > 0 || q.set() {
+	if v.rate > 0 || q.set() || wc.set() {
 		c.margin = v.margin
 	}
 	shared, err := parseShared(v.shared)

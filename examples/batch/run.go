@@ -78,7 +78,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		throttled: obs.throttled.Load(), retries: obs.retries.Load(),
 		elapsed: res.elapsed, failures: res.failures.list(), cancelled: res.cancelled,
 		pace: pace{known: cfg.rate, paced: cfg.pacedRate(), margin: cfg.margin, burst: cfg.pacedBurst(), quota: cfg.quota,
-			window: cfg.quota.stretched(cfg.margin), shared: sh != nil},
+			window: cfg.quota.stretched(cfg.margin), counter: cfg.counter, counterLimit: cfg.counter.shrunk(cfg.margin),
+			shared: sh != nil},
 	}
 	if u, err := url.Parse(target); err == nil {
 		sum.pace.learned, _ = tr.LearnedRate(u.Host)
@@ -126,6 +127,8 @@ func clientOptions(cfg *config, base http.RoundTripper, obs client.Observer) []c
 		opts = append(opts, client.WithTokenBucket(cfg.pacedRate(), cfg.pacedBurst()))
 	case cfg.quota.set():
 		opts = append(opts, client.WithWindowQuota(cfg.quota.limit, cfg.quota.stretched(cfg.margin)))
+	case cfg.counter.set():
+		opts = append(opts, client.WithWindowCounter(cfg.counter.shrunk(cfg.margin), cfg.counter.window))
 	}
 	return opts
 }

@@ -104,7 +104,7 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"-rate", "+Inf"}, "-rate +Inf"},
 		{[]string{"-burst", "0", "-rate", "5"}, "-burst 0"},
 		{[]string{"-burst", "5"}, "-burst 5 needs -rate"},
-		{[]string{"-margin", "0.1"}, "-margin 0.1 needs -rate or -quota"},
+		{[]string{"-margin", "0.1"}, "-margin 0.1 needs -rate, -quota or -counter"},
 		{[]string{"-rate", "5", "-margin", "-0.1"}, "-margin -0.1"},
 		{[]string{"-rate", "5", "-margin", "0.9"}, "-margin 0.9"},
 		{[]string{"-rate", "5", "-margin", "NaN"}, "-margin NaN"},
@@ -117,6 +117,14 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"-quota", "5/8780h", "-margin", "0.01"}, "-quota 5/8780h: its window stretched"},
 		{[]string{"-rate", "5", "-burst", "9223372036854775807"}, "-burst 9223372036854775807"},
 		{[]string{"-quota", "5/1s", "-shared", "redis://127.0.0.1:1/0"}, "cannot be shared"},
+		{[]string{"-counter", "200"}, `-counter "200"`},
+		{[]string{"-counter", "0/1s"}, `-counter "0/1s"`},
+		{[]string{"-counter", "-3/1s"}, `-counter "-3/1s"`},
+		{[]string{"-counter", "5/0s"}, `-counter "5/0s"`},
+		{[]string{"-counter", "5/9000h"}, `-counter "5/9000h"`},
+		{[]string{"-counter", "5/1s", "-rate", "5"}, "-counter 5/1s and -rate 5: give one known pace, not both"},
+		{[]string{"-counter", "5/1s", "-quota", "5/1s"}, "-counter 5/1s and -quota 5/1s: give one known pace, not both"},
+		{[]string{"-counter", "5/1s", "-shared", "redis://127.0.0.1:1/0"}, "-counter 5/1s cannot be shared"},
 		{[]string{"-url", "://nope"}, `"://nope"`},
 		{[]string{"-url", "ftp://example.com/"}, `"ftp://example.com/"`},
 		{[]string{"-url", "http://"}, `"http://"`},
@@ -344,6 +352,31 @@ func TestNoProgressBarWhenStderrIsNotATerminal(t *testing.T) {
 	assert.False(t, isTerminal(f))
 	assert.False(t, isTerminal(&bytes.Buffer{}))
 	assert.IsType(t, noProgress{}, newProgress(f, 10))
+}
+
+// TestCounterFollowsTheCounter: told the server's sliding window counter (-counter) against a
+// sliding-window server with that limit, the client sends the shrunk limit at once (47 of 50 with
+// the margin widened to 5%, so that the loopback's jitter on a loaded machine cannot matter) and
+// then as the counter admits, 46 per window: the server throttles nothing, and 150 requests cannot
+// take less than the two more windows they need. (client/windowcounter_test.go asserts the exact
+// times and no 429 at all, in virtual time.)
+func TestCounterFollowsTheCounter(t *testing.T) {
+	code, s, raw := runJSON(t, t.Context(), "-n", "150", "-counter", "50/1s", "-margin", "0.05",
+		"-server-algorithm", "sliding-window", "-server-limit", "50")
+	require.Equal(t, 0, code)
+	assert.Equal(t, 150, s.Succeeded)
+	assert.Equal(t, "50/1s", raw["known_counter"])
+	assert.NotContains(t, raw, "known_quota")
+	assert.NotContains(t, raw, "learned_rate_rps", "told, not learning")
+	// A loopback stall of a whole request's share of the window could still let one in; more
+	// would be the client's doing.
+	assert.LessOrEqual(t, s.ThrottledResponses, int64(2))
+	assert.GreaterOrEqual(t, s.ElapsedS, 2.0, "150 requests at 47, then 46 per window need two more windows")
+
+	code, out, _ := runBatch(t, t.Context(), "-n", "10", "-counter", "50/1s",
+		"-server-algorithm", "sliding-window", "-server-limit", "50")
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "pace:                told a sliding window counter of 50/1s: its rule with 49 per 1s on epoch-aligned windows (margin 0.5%)")
 }
 
 // TestQuotaUsesTheWindow: told a quota per window (-quota) against a sliding-log server with that

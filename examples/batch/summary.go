@@ -32,7 +32,11 @@ type pace struct {
 	// quota is the quota given with -quota (zero when none), window the window the client kept.
 	quota  quota
 	window time.Duration
-	shared bool // paced through a quota shared in Redis (-shared)
+	// counter is the counter given with -counter (zero when none), counterLimit the limit the
+	// client kept.
+	counter      windowCounter
+	counterLimit int
+	shared       bool // paced through a quota shared in Redis (-shared)
 	// learned is the rate the default adaptive pace had learned at the end, 0 when not learning.
 	learned float64
 }
@@ -97,6 +101,14 @@ func (p pace) quotaString() string {
 	return p.quota.String()
 }
 
+// counterString is the -counter given, "" when none.
+func (p pace) counterString() string {
+	if !p.counter.set() {
+		return ""
+	}
+	return p.counter.String()
+}
+
 // paceLine says how the client was paced.
 func (s *summary) paceLine() string {
 	if s.pace.known > 0 {
@@ -106,6 +118,10 @@ func (s *summary) paceLine() string {
 	if s.pace.quota.set() {
 		return fmt.Sprintf("pace:                told a quota of %s: at most %d in any %v (margin %g%%)",
 			s.pace.quota, s.pace.quota.limit, s.pace.window, 100*s.pace.margin)
+	}
+	if s.pace.counter.set() {
+		return fmt.Sprintf("pace:                told a sliding window counter of %s: its rule with %d per %v on epoch-aligned windows (margin %g%%)",
+			s.pace.counter, s.pace.counterLimit, s.pace.counter.window, 100*s.pace.margin)
 	}
 	if s.pace.shared {
 		return "pace:                not told: learned together by the processes sharing the quota (-shared)"
@@ -150,6 +166,7 @@ type jsonSummary struct {
 	FailureReasons     []reasonCount `json:"failure_reasons,omitempty"`
 	KnownRateRPS       float64       `json:"known_rate_rps,omitempty"`
 	KnownQuota         string        `json:"known_quota,omitempty"`
+	KnownCounter       string        `json:"known_counter,omitempty"`
 	PacedRateRPS       float64       `json:"paced_rate_rps,omitempty"`
 	LearnedRateRPS     float64       `json:"learned_rate_rps,omitempty"`
 	ServerLimitRPS     float64       `json:"server_limit_rps,omitempty"`
@@ -165,6 +182,7 @@ func (s *summary) writeJSON(w io.Writer) error {
 		ThrottledResponses: s.throttled, Retries: s.retries,
 		ElapsedS: round(s.elapsed.Seconds(), 6), RateRPS: round(s.rate(), 2),
 		Cancelled: s.cancelled, FailureReasons: s.failures, KnownRateRPS: s.pace.known, KnownQuota: s.pace.quotaString(),
+		KnownCounter: s.pace.counterString(),
 		PacedRateRPS: s.pace.paced, LearnedRateRPS: round(s.pace.learned, 2),
 	}
 	if r := s.server; r != nil {

@@ -136,6 +136,36 @@ func TestServerFlagDefaults(t *testing.T) {
 	}
 }
 
+// TestKnownCounter: -counter's limit shrinks by the margin, rounded down, at least 1; its window
+// stays the server's (the client's windows must start where the server's do).
+func TestKnownCounter(t *testing.T) {
+	tests := []struct {
+		args      []string
+		want      windowCounter
+		wantLimit int
+	}{
+		{[]string{"-counter", "200/1s"}, windowCounter{200, time.Second}, 199},
+		{[]string{"-counter", "200/1s", "-margin", "0"}, windowCounter{200, time.Second}, 200},
+		{[]string{"-counter", " 6000 / 1m ", "-margin", "0.01"}, windowCounter{6000, time.Minute}, 5940},
+		{[]string{"-counter", "3/1s", "-margin", "0.5"}, windowCounter{3, time.Second}, 1},
+		{[]string{"-counter", "1/1h"}, windowCounter{1, time.Hour}, 1},
+		{[]string{"-counter", "5/8784h"}, windowCounter{5, 8784 * time.Hour}, 4},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			cfg, err := parseFlags(tt.args)
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, cfg.counter)
+			assert.Equal(t, tt.wantLimit, cfg.counter.shrunk(cfg.margin))
+			assert.False(t, cfg.quota.set())
+			assert.Zero(t, cfg.rate)
+		})
+	}
+	cfg, err := parseFlags(nil)
+	require.NoError(t, err)
+	assert.False(t, cfg.counter.set(), "no -counter, no counter")
+}
+
 // TestKnownPace: the margin applies to everything told: the rate, the burst (rounded down, at least
 // 1) and a quota's window (stretched).
 func TestKnownPace(t *testing.T) {
