@@ -98,6 +98,7 @@ type Adaptive struct {
 	ctl   control
 	allow allowance
 	guess windowGuess
+	cyc   windowCycles
 }
 
 var _ Learner = (*Adaptive)(nil)
@@ -156,6 +157,7 @@ func (a *Adaptive) markSent(slot int64) {
 	a.sends.push(slot)
 	a.allow.sent()
 	a.hist.sent(slot, a.pacer.interval)
+	a.cyc.noted(slot)
 }
 
 // Reserve books one request at now. It never fails.
@@ -169,6 +171,7 @@ func (a *Adaptive) Reserve(now time.Time) (Reservation, error) {
 			a.hist.reset()
 			a.allow = allowance{}
 			a.guess = windowGuess{}
+			a.cyc = windowCycles{}
 			a.pacer.burst, a.pacer.hold = 0, 0
 		}
 		a.setPace(t)
@@ -208,8 +211,12 @@ func (a *Adaptive) Observe(now time.Time, resp *http.Response, err error) {
 	if a.ctl.distrust {
 		a.allow.distrust = true // a server whose declared rate is not believed
 	}
+	headers := info.Limit > 0 || info.HasRemaining
 	var dec allowanceDecision
-	if throttled && known && a.ctl.sentUnpaced(sent) {
+	if !headers && a.cyc.guessing() {
+		// The window cycles (adaptive_cycle.go) grant and hold for a server without headers.
+		dec = allowanceDecision{burst: a.pacer.burst}
+	} else if throttled && known && a.ctl.sentUnpaced(sent) {
 		// Drawn by the unpaced start (sent before the first signal): it says nothing of
 		// whether the remaining counts can be believed. (Its Retry-After pauses the key.)
 		dec = allowanceDecision{burst: a.pacer.burst}
@@ -223,6 +230,20 @@ func (a *Adaptive) Observe(now time.Time, resp *http.Response, err error) {
 		a.pacer.setHold(t, dec.hold)
 	}
 	a.pacer.grant(t, dec.burst)
+	var cd cycleDecision
+	if headers {
+		cd = a.cyc.headers()
+	} else {
+		cd = a.cyc.observe(t, sent, throttled, info.HasRetryAfter, a.sends.since)
+	}
+	if cd.act {
+		if cd.dropped > 0 {
+			a.ctl.cyclesDropped(t, cd.dropped)
+			a.setPace(t)
+		}
+		a.pacer.setHold(t, cd.hold)
+		a.pacer.grant(t, cd.grant)
+	}
 	a.hist.paces.note(t, a.ctl.pace)
 }
 

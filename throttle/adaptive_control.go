@@ -548,6 +548,19 @@ func (c *control) grow(t int64, busy bool) {
 	}
 }
 
+// cyclesDropped takes over from window cycles (adaptive_cycle.go) that were dropped at t, after
+// they sent at rate (their quota per period) and drew throttles: the law paces just under that,
+// with that as its bound, and probes from there.
+func (c *control) cyclesDropped(t int64, rate float64) {
+	c.phase = phaseSteady
+	c.rate = min(c.rate, rate*(1-cutMargin))
+	if c.wmax == 0 || c.wmax > rate {
+		c.wmax = rate
+	}
+	c.recover, c.plateau = 0, t
+	c.newEpoch(t)
+}
+
 // updatePace derives the pacer's rate from the law's rate, the declared ceiling and a spread.
 func (c *control) updatePace(t int64) {
 	if !c.paced && c.phase != phaseCold {

@@ -41,4 +41,13 @@ func (r *sendRing) pop(horizon int64) (t int64, ok bool) {
 
 func (r *sendRing) len() int { return r.n }
 
+// since counts the entries at or after t (the ring is in send order: it counts from the newest).
+func (r *sendRing) since(t int64) int64 {
+	n := int64(0)
+	for i := r.n - 1; i >= 0 && r.times[(r.start+i)%sendRingSize] >= t; i-- {
+		n++
+	}
+	return n
+}
+
 func (r *sendRing) reset() { r.start, r.n = 0, 0 }

@@ -1,0 +1,375 @@
+package throttle
+
+import "time"
+
+// windowCycles learns a quota that comes back whole, from a server that says nothing but 429: a
+// fixed window or a sliding log without rate-limit headers. Such a server admits a burst of its
+// whole quota, then refuses everything until the window ends (a fixed window) or the burst's
+// entries leave the log (a sliding log), then admits a whole quota again. An even pace at the
+// rate it allows wastes the quota that a fresh window offers at once: 2,000 requests against 200
+// per second take 10 s evenly paced (the first burst is followed by a second of nothing) and 9 s
+// in window bursts, and without headers the even pace cannot do better.
+//
+// Learning. The limiter watches for a burst followed by a wall: at least cycleMinQuota successes,
+// then throttles only, for at least cycleMinWall and cycleWallRatio times as long as the burst
+// took, with throttles until at least halfway through it (a silence, while the control law
+// backed off or the callers paused, proves nothing). The first success after the wall (sent after the first throttled request of the wall)
+// ends it. The guess is then a quota of S (the successes of the burst) per P (from the first
+// request of the burst to the one that ended the wall, in send times). A token bucket does not
+// look like that: it admits one request per interval after its burst, and a blind slow start
+// finds those long before a tenth of a second passes.
+//
+// Cycles. From the guess on, every cycle begins with a success: the one that ended a wall, or
+// the first for a request sent after the last cycle's hold. The limiter then lets what is left of
+// the quota go at once (the burst allowance),
+// and holds every request after those until P (stretched by cycleSlack) after the cycle began:
+// the next window, or the moment the burst's entries have left the log. The first request after
+// the hold goes at the pace of the control law, and its success begins the next cycle. The first
+// cycle is a probation: its allowance grows by one per success (the requests in flight double
+// every round trip), and a throttle before half the quota was admitted refutes the guess for
+// good (until what was learned is forgotten), at the cost of a round trip's requests at most.
+//
+// Search. The first wall tells the period only roughly: the success that ended it came after a
+// throttled request, and the control law spaces those out during a wall (a tenth of a second
+// apart, or more). The period lies between the two: after the last request that was throttled,
+// up to the first that was admitted. Each later cycle narrows that down: its hold ends halfway
+// between the two bounds, and the first request after it either draws a throttle (the lower
+// bound moves up, and the hold moves to the next halfway point) or begins the next cycle (the
+// upper bound moves down). When the bounds are within cycleSlack of the period, the hold ends
+// at the upper bound plus that slack. Each step costs one throttle, or the requests sent within
+// one round trip, and the search ends within a handful of cycles.
+//
+// Growth. A quota that grew would never be found by cycles that send exactly the quota. Every
+// cycleProbeEvery-th cycle probes the tail: once the quota is spent, it lets one more request
+// go at a time while they are admitted, and each admitted one adds one to the quota. The probe
+// ends at the first throttle, which costs that one request (the window is full: it is retried in
+// a later cycle).
+//
+// Corrections. A cycle that draws a throttle (other than its probes) tells that the guess is
+// off. A wall (nothing admitted until after the hold) means that the quota took longer to come
+// back than the period: the longest is kept (a fixed window entered late in its first window
+// makes the first guess short by the phase: one wall corrects it), and a quota that the server
+// admitted less of shrinks to what it admitted. More than cycleMaxStrikes such cycles within
+// throttleMemory mean that the quota does not come back whole for this limiter (other clients
+// use the key: a limiter that bursts into each window as it opens would take all of it, or the
+// server is no window): the guess is refuted, and the control law alone paces the key.
+//
+// The cycles are only for servers that say nothing: any response with a rate-limit field, or a
+// throttle with a Retry-After (it pauses the key, and a pause looks like a wall), hands the key
+// to the header-driven allowance and the control law for good.
+type windowCycles struct {
+	off  bool // refuted, or the server sends rate-limit headers
+	mode cycleMode
+
+	// The current cycle (or, before a guess, the current burst): the send time of its first
+	// success, of its latest success, and how many succeeded; walled is set by a throttle for a
+	// request sent after the latest success (at wallAt), until a success ends the wall.
+	started bool
+	begin   int64
+	lastOK  int64
+	got     int64
+	walled  bool
+	wallAt  int64
+	// sent counts the requests sent since the cycle began.
+	sent int64
+	// hold is the end of the current cycle's hold (requests sent at or after it belong to the next
+	// cycle).
+	hold int64
+
+	quota  int64 // S: the quota that comes back whole
+	period int64 // P: how long it takes to come back at most, in nanoseconds (proved by a success)
+	// early is how long after a cycle's start the quota was not back yet (a throttle proved it),
+	// 0 when not known; lastNo is the latest send time of a request throttled in the wall.
+	early  int64
+	lastNo int64
+
+	// lossy is set when a request of the current cycle (before its tail probe) was throttled;
+	// tailAt is when the cycle's tail probe began (its first request beyond the quota was sent),
+	// 0 when it has not; cycles counts the cycles since the guess.
+	lossy  bool
+	tailAt int64
+	cycles int64
+
+	strikes     int   // cycles that drew throttles, since firstStrike
+	firstStrike int64 // when the first of them ended
+}
+
+type cycleMode uint8
+
+const (
+	cycleNone      cycleMode = iota // no guess
+	cycleProbation                  // guessed: the first cycle tests it
+	cycleConfirmed                  // a cycle admitted at least half the quota
+)
+
+const (
+	// cycleMinQuota is the smallest burst that can start a guess.
+	cycleMinQuota = 4
+	// cycleMinWall is the shortest wall that can start a guess, and cycleWallRatio how many
+	// times as long as the burst before it a wall lasts at least.
+	cycleMinWall   = int64(100 * time.Millisecond)
+	cycleWallRatio = 4
+	// cycleSlack stretches the period (as a fraction of it): the server counts arrivals, and the
+	// network delays some requests more than others.
+	cycleSlack = 0.01
+	// cycleMaxStrikes is how many cycles that draw throttles within throttleMemory a guess
+	// survives.
+	cycleMaxStrikes = 3
+	// cycleProbeEvery: every so many cycles probe for a larger quota.
+	cycleProbeEvery = 4
+	// cycleProbeInFlight is how many of the quota may still be in flight when the tail probe
+	// begins.
+	cycleProbeInFlight = 16
+)
+
+// cycleDecision is what a response does to the pacer under a guess: when act is set, the
+// allowance becomes grant and the hold becomes hold (0: none).
+type cycleDecision struct {
+	act   bool
+	grant int64
+	hold  int64
+	// dropped is the rate, in requests per second, of a guess that was dropped (its quota per
+	// period), 0 when none was.
+	dropped float64
+}
+
+// guessing reports whether a guess is in force (the cycles set the allowance and the hold).
+func (w *windowCycles) guessing() bool { return w.mode != cycleNone }
+
+// noted records a request sent at slot.
+func (w *windowCycles) noted(slot int64) {
+	if w.mode != cycleNone && slot >= w.begin {
+		if w.sent++; w.sent > w.quota && w.tailAt == 0 {
+			w.tailAt = slot
+		}
+	}
+}
+
+// probing reports whether the current cycle probes its tail.
+func (w *windowCycles) probing() bool {
+	return w.mode == cycleConfirmed && w.cycles%cycleProbeEvery == 0
+}
+
+// headers hands the key to the header-driven allowance: the cycles stop for good. The decision
+// clears what a guess had set.
+func (w *windowCycles) headers() cycleDecision {
+	if w.off {
+		return cycleDecision{}
+	}
+	if w.mode == cycleNone {
+		*w = windowCycles{off: true}
+		return cycleDecision{}
+	}
+	return w.refute()
+}
+
+// refute drops the guess for good and clears what it had set.
+func (w *windowCycles) refute() cycleDecision {
+	d := cycleDecision{act: true}
+	if w.mode != cycleNone && w.period > 0 {
+		d.dropped = float64(w.quota) / time.Duration(w.period).Seconds()
+	}
+	*w = windowCycles{off: true}
+	return d
+}
+
+// observe applies one response without rate-limit headers: its request was sent at sent, it was
+// observed at t, and inflightSince(s) counts the requests still in flight that were sent at s or
+// later.
+func (w *windowCycles) observe(t, sent int64, throttled, retryAfter bool, inflightSince func(int64) int64) cycleDecision {
+	switch {
+	case w.off:
+		return cycleDecision{}
+	case throttled && retryAfter:
+		return w.headers()
+	case !w.started:
+		if !throttled {
+			w.restart(sent)
+		}
+		return cycleDecision{}
+	case w.mode != cycleNone && sent >= w.hold:
+		// The first request after the hold (or, in a wall, after its first throttle).
+		if w.walled {
+			if throttled {
+				return cycleDecision{}
+			}
+			return w.wallEnded(t, sent, inflightSince)
+		}
+		if throttled {
+			return w.tooEarly(sent)
+		}
+		return w.onTime(t, sent, inflightSince)
+	case throttled:
+		return w.throttle(t, sent)
+	}
+	if w.walled && sent > w.wallAt {
+		// A success for a request sent after a throttled one ends a wall, if it was one: a
+		// throttle within a burst (a request that lost a race at the server) is none.
+		if w.mode == cycleNone && sent-w.lastOK >= cycleMinWall || w.mode != cycleNone && sent-w.begin >= w.period/2 {
+			return w.wallEnded(t, sent, inflightSince)
+		}
+		w.walled = false
+	}
+	if sent < w.begin {
+		return cycleDecision{} // from before this cycle: counted in the last one
+	}
+	w.got++
+	w.lastOK = max(w.lastOK, sent)
+	switch {
+	case w.mode == cycleProbation:
+		// The allowance grows by one per success: the requests in flight double every round trip.
+		return cycleDecision{act: true, grant: min(w.left(), w.got), hold: w.hold}
+	case w.tailAt > 0 && sent >= w.tailAt:
+		// A probe beyond the quota was admitted: the quota is larger; probe on.
+		w.quota++
+		return cycleDecision{act: true, grant: 1, hold: w.hold}
+	case w.probing() && w.sent >= w.quota && w.tailAt == 0 && w.got >= w.quota-int64(cycleProbeInFlight):
+		// The quota is spent and nearly all of it admitted: the tail probe begins.
+		return cycleDecision{act: true, grant: 1, hold: w.hold}
+	}
+	return cycleDecision{}
+}
+
+// throttle applies a throttle for a request sent at sent, before the current cycle's hold.
+func (w *windowCycles) throttle(t, sent int64) cycleDecision {
+	if w.mode != cycleNone && sent >= w.begin {
+		if w.tailAt > 0 && sent >= w.tailAt {
+			return cycleDecision{} // the tail probe found the window full: it ends
+		}
+		w.lossy = true
+	}
+	if sent >= w.lastOK {
+		if !w.walled {
+			w.walled, w.wallAt = true, sent
+		}
+		w.lastNo = max(w.lastNo, sent)
+	}
+	if w.mode == cycleProbation && 2*w.got < w.quota {
+		return w.refute() // the first cycle found no quota that comes back whole
+	}
+	return cycleDecision{}
+}
+
+// tooEarly applies a throttle for a request sent at or after the hold, before any success after
+// it: the quota was not back yet.
+func (w *windowCycles) tooEarly(sent int64) cycleDecision {
+	w.early = max(w.early, sent-w.begin)
+	if w.early < w.period {
+		w.hold = w.begin + w.holdAfter()
+		return cycleDecision{act: true, hold: w.hold}
+	}
+	// Not back within the period: the wall lasts longer than thought (the first guess was made
+	// late in a window, or the server changed). The control law finds its end.
+	w.walled, w.wallAt, w.lastNo = true, sent, sent
+	return cycleDecision{act: true}
+}
+
+// onTime applies the first success after the hold: the quota is back, and a cycle begins.
+func (w *windowCycles) onTime(t, sent int64, inflightSince func(int64) int64) cycleDecision {
+	if w.lossy && w.strike(t) {
+		return w.refute()
+	}
+	if w.mode == cycleProbation && 2*w.got >= w.quota {
+		w.mode = cycleConfirmed
+	}
+	if d := sent - w.begin; d < w.period {
+		w.period = d // back sooner than thought
+		if d <= w.early {
+			w.early = 0 // contradicts an earlier throttle (the server changed): search anew
+		}
+	}
+	return w.startCycle(sent, inflightSince)
+}
+
+// wallEnded applies the success, for a request sent at sent, that ended a wall.
+func (w *windowCycles) wallEnded(t, sent int64, inflightSince func(int64) int64) cycleDecision {
+	wall, burst := sent-w.lastOK, w.lastOK-w.begin
+	switch w.mode {
+	case cycleNone:
+		// The server refused all along: a wall with a long silence in it (the limiter backed off,
+		// or its callers paused) proves nothing.
+		dense := w.lastNo > w.lastOK && sent-w.lastNo <= wall/2
+		if w.got >= cycleMinQuota && wall >= cycleMinWall && wall >= cycleWallRatio*burst && dense {
+			w.quota, w.period, w.mode = w.got, sent-w.begin, cycleProbation
+			if w.lastNo > w.begin {
+				w.early = w.lastNo - w.begin
+			}
+			return w.startCycle(sent, inflightSince)
+		}
+		w.restart(sent)
+		return cycleDecision{}
+	case cycleProbation:
+		w.mode = cycleConfirmed
+	}
+	// A wall in a guessed cycle: the quota took longer to come back than the period (the longest
+	// is kept), or the server admitted less of it than the guess (the quota shrinks).
+	w.lossy = false
+	if w.strike(t) {
+		return w.refute()
+	}
+	if d := sent - w.begin; d > w.period {
+		w.period = d
+		if w.lastNo > w.begin {
+			w.early = max(w.early, w.lastNo-w.begin)
+		}
+	}
+	if w.got < w.quota {
+		w.quota = max(w.got, 1)
+	}
+	return w.startCycle(sent, inflightSince)
+}
+
+// strike counts a cycle that drew throttles, at t; it reports whether the guess is refuted.
+func (w *windowCycles) strike(t int64) bool {
+	if w.strikes == 0 || t-w.firstStrike > throttleMemory {
+		w.strikes, w.firstStrike = 0, t
+	}
+	w.strikes++
+	return w.strikes > cycleMaxStrikes
+}
+
+// restart begins watching a new burst with the success of a request sent at sent.
+func (w *windowCycles) restart(sent int64) {
+	w.started, w.begin, w.lastOK, w.got, w.walled, w.lastNo = true, sent, sent, 1, false, 0
+}
+
+// startCycle begins a cycle with the success of a request sent at sent: what is left of the
+// quota goes at once, and the requests after it wait for the hold.
+func (w *windowCycles) startCycle(sent int64, inflightSince func(int64) int64) cycleDecision {
+	w.restart(sent)
+	w.lossy, w.tailAt = false, 0
+	w.cycles++
+	w.sent = inflightSince(sent) + 1
+	w.hold = sent + w.holdAfter()
+	grant := w.left()
+	if w.mode == cycleProbation {
+		grant = min(grant, w.got)
+	}
+	return cycleDecision{act: true, grant: grant, hold: w.hold}
+}
+
+// holdAfter is how long after a cycle's start its hold ends: halfway between the bounds of the
+// period while they are further apart than the slack, else the period plus the slack.
+func (w *windowCycles) holdAfter() int64 {
+	slack := int64(float64(w.period) * cycleSlack)
+	if w.period-w.early > slack {
+		return w.early + (w.period-w.early)/2
+	}
+	return w.period + slack
+}
+
+// left is how many more requests the current cycle may send at once. A cycle spends the whole
+// quota, unlike the header-driven allowance, which keeps a reserve: quota left unspent would let
+// the first request after a hold through before the quota is back, and the search would learn a
+// period too short.
+func (w *windowCycles) left() int64 {
+	return max(w.quota-w.sent, 0)
+}
+
+// learned reports the quota and period guessed, zero when there is no guess.
+func (w *windowCycles) learned() (quota int64, period time.Duration) {
+	if w.mode == cycleNone {
+		return 0, 0
+	}
+	return w.quota, time.Duration(w.period)
+}
