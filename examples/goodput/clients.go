@@ -24,12 +24,13 @@ const (
 	// steadyLearning is client.New with no pace option: its default pace learns the server's rate.
 	steadyLearning clientKind = "steady-learning"
 	// steadyTold is client.New told the server's published policy less the margin, exactly as
-	// examples/batch -rate R -burst B or -quota L/W configures it (see toldPaceFor).
+	// examples/batch -rate R -burst B, -quota L/W or -counter L/W configures it (see toldPaceFor).
 	steadyTold clientKind = "steady-told"
 	// retryableHTTP is go-retryablehttp with its default retry policy.
 	retryableHTTP clientKind = "retryablehttp"
 	// xrate is plain net/http paced by golang.org/x/time/rate told the server's rate and burst
-	// less the margin (toldPaceFor; an even pace for the window algorithms), without retries.
+	// less the margin (toldPaceFor; an even pace for the window algorithms and the counter),
+	// without retries.
 	xrate clientKind = "xrate"
 )
 
@@ -114,7 +115,8 @@ func newPeerOn(kind clientKind, told toldPace, base http.RoundTripper) (*peer, e
 		}
 		return p, nil
 	case xrate:
-		// x/time/rate has no window primitive: against a window algorithm it gets the even pace.
+		// x/time/rate has no window primitive: against a window algorithm or a counter it gets the
+		// even pace.
 		lim := rate.NewLimiter(rate.Limit(told.rate), told.burst)
 		hc := &http.Client{Transport: p.base}
 		p.send = func(ctx context.Context, target string) bool {
@@ -129,8 +131,9 @@ func newPeerOn(kind clientKind, told toldPace, base http.RoundTripper) (*peer, e
 }
 
 // buildSteady makes p a steady client with examples/batch's retry policy: learning (client.New's
-// default pace), or told the server's policy (told: a window quota when it has one, else a token
-// bucket), as examples/batch -quota L/W or -rate R -burst B configures it.
+// default pace), or told the server's policy (told: a window quota or a window counter when it
+// has one, else a token bucket), as examples/batch -quota L/W, -counter L/W or -rate R -burst B
+// configures it.
 func (p *peer) buildSteady(told toldPace) error {
 	opts := []client.Option{
 		client.WithRetry(
@@ -148,6 +151,8 @@ func (p *peer) buildSteady(told toldPace) error {
 	case p.kind != steadyTold:
 	case told.usesQuota():
 		opts = append(opts, client.WithWindowQuota(told.quotaLimit, told.quotaWindow))
+	case told.usesCounter():
+		opts = append(opts, client.WithWindowCounter(told.counterLimit, told.counterWindow))
 	default:
 		opts = append(opts, client.WithTokenBucket(told.rate, told.burst))
 	}

@@ -12,17 +12,20 @@
 //     R×(1-m) with burst max(1, ⌊B×(1-m)⌋), as examples/batch -rate R -burst B (199/s, burst 9 for
 //     200/s and 10); against fixed-window and sliding-log ("L per W, usable any time in the
 //     window") a window quota of L per W/(1-m) (client.WithWindowQuota), as examples/batch
-//     -quota L/W (200 per 1.005025126s); against sliding-window (a counter) an even pace, a token
-//     bucket at (L-1)/W×(1-m) with burst 1, as examples/batch -rate (L-1)/W (a counter sustains
-//     L-1 per window: at a window's start the previous window's weight leaves no room for the
-//     last); its burst at a fresh start is borrowed from the next window, so no client told only L
-//     and W can use it without knowing the phase of the server's windows;
+//     -quota L/W (200 per 1.005025126s); against sliding-window (a counter of L per W on windows
+//     aligned to the Unix epoch, as testserver's and Cloudflare's are) a counter of
+//     max(1, ⌊L×(1-m)⌋) per W that mirrors the server's rule on the same windows
+//     (client.WithWindowCounter), as examples/batch -counter L/W (199 per 1s): the fresh start's
+//     burst at once, then each request as soon as the previous window's weight leaves room for it;
 //   - retryablehttp: github.com/hashicorp/go-retryablehttp with its defaults (RetryMax 4, backoff
 //     from 1s to 30s honouring Retry-After), logger off; a request it gives up on is lost;
 //   - xrate: plain net/http paced by golang.org/x/time/rate told the same, with no retries (a 429
-//     is a lost request): the same token bucket as steady-told against the buckets and the
-//     sliding window counter; against fixed-window and sliding-log, as x/time/rate has no window
-//     primitive, an even pace at R×(1-m) with burst 1.
+//     is a lost request): the same token bucket as steady-told against the buckets; as
+//     x/time/rate has no window primitive, an even pace at R×(1-m) with burst 1 against
+//     fixed-window and sliding-log, and at (L-1)/W×(1-m) against sliding-window (a counter
+//     sustains L-1 per window: at a window's start the previous window's weight leaves no room
+//     for the last; its burst at a fresh start, borrowed from the next window, is out of reach of
+//     a client that does not know where the windows start).
 //
 // Both steady clients use examples/batch's retry policy (20 attempts, full-jitter backoff from
 // 500ms capped at 10s, no bound on a request's total time, no retry budget). Every client goes out
@@ -59,9 +62,13 @@
 //   - learned: the pace a steady client keeps for the server after the run;
 //   - goal: for the steady clients, whether the row meets issue 4's goals (learning: at most
 //     1.03× and 0.5% 429s with headers, 1.10× and 3% without; told: at most 1.01× and no 429s;
-//     never a lost request), and if not, what missed. Against sliding-window the told clients'
-//     even pace takes about N/((L-1)/W×(1-m)) while the physical limit is N/R less the start's
-//     phase, so they meet 1.01× only when the run starts early in a window.
+//     never a lost request), and if not, what missed. Against sliding-window the physical limit
+//     is a bound no client reaches: after the fresh start's L, a counter admits L-1 per window,
+//     not L. steady-told, at ⌊L×(1-m)⌋ = L' per window, sends L' at once and then L'-1 per
+//     window, so it takes about (1-phase)×W + (N-L')/(L'-1)×W: 1.009× to 1.010× at the defaults
+//     (N 2,000, 200 per second, m 0.5%), the more the later in its window the run starts; xrate's
+//     even pace takes about N/((L-1)/W×(1-m)), so it meets 1.01× only when the run starts early in
+//     a window.
 //
 // Output goes to stdout: the settings, what the told clients are told, the formulas, the goals and the machine (CPUs, CPU model,
 // Go version), then an aligned table; -markdown writes the same as Markdown for the README; -json

@@ -67,9 +67,11 @@ func toldNote(cfg *config) string {
 		"token-bucket and leaky-bucket (R, burst B): R×(1−m) with burst max(1, ⌊B×(1−m)⌋) = %s for both (examples/batch -rate R -burst B); "+
 		"fixed-window and sliding-log (L per W): steady-told a window quota of L per W/(1−m) = %s (examples/batch -quota L/W), "+
 		"xrate, which has no window primitive, an even pace R×(1−m) = %s; "+
-		"sliding-window: an even pace (L−1)/W×(1−m) = %s for both (a counter sustains L−1 per window; its burst at a fresh start is borrowed from the next window, "+
-		"so a client told only L and W cannot use it without knowing the window's phase).",
-		100*cfg.margin, bucket, window, window.bucketString(), counter)
+		"sliding-window (a counter of L per W on epoch-aligned windows): steady-told mirrors the counter's rule on the same windows with max(1, ⌊L×(1−m)⌋) per W = %s "+
+		"(examples/batch -counter L/W): the fresh start's burst at once, then as the previous window's weight decays, L'−1 per window; "+
+		"xrate an even pace (L−1)/W×(1−m) = %s (a counter sustains L−1 per window, and its burst at a fresh start, borrowed from the next window, "+
+		"is out of reach of a client that does not know where the windows start).",
+		100*cfg.margin, bucket, window, window.bucketString(), counter, counter.bucketString())
 }
 
 // writeText writes the preamble and an aligned table of rows.

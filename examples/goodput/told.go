@@ -12,16 +12,22 @@ import (
 // toldPace is how the clients told the server's published policy pace themselves: what a user who
 // read the API's documentation ("200/s with bursts of 10", "200 per second, usable any time in the
 // second") would configure, each told quantity shaved by the safety margin m in one way (rates and
-// bursts times 1-m, windows divided by 1-m).
+// bursts and a counter's limit times 1-m, rounded down; windows divided by 1-m).
 type toldPace struct {
-	// rate (requests per second) and burst are a token bucket: steady-told's pace when quotaLimit
-	// is 0, and xrate's pace always (x/time/rate has no window primitive).
+	// rate (requests per second) and burst are a token bucket: steady-told's pace when neither
+	// quotaLimit nor counterLimit is set, and xrate's pace always (x/time/rate has no window
+	// primitive).
 	rate  float64
 	burst int
 	// quotaLimit requests per quotaWindow is a window quota (client.WithWindowQuota), steady-told's
 	// pace when quotaLimit > 0; 0 and 0 for the algorithms whose policy is not a quota per window.
 	quotaLimit  int
 	quotaWindow time.Duration
+	// counterLimit requests per counterWindow is a sliding window counter on epoch-aligned windows
+	// (client.WithWindowCounter), steady-told's pace when counterLimit > 0; 0 and 0 for the
+	// algorithms that are not a counter.
+	counterLimit  int
+	counterWindow time.Duration
 }
 
 // toldPaceFor returns the told pace for the server setup s with margin m (0 <= m < 1):
@@ -30,12 +36,14 @@ type toldPace struct {
 //     max(1, ⌊B×(1-m)⌋), as examples/batch -rate R -burst B configures it;
 //   - fixed-window, sliding-log (L per W): for steady-told a window quota of L per W/(1-m), as
 //     examples/batch -quota L/W configures it; xrate an even pace R×(1-m), burst 1;
-//   - sliding-window (a counter, L per W): an even pace (L-1)/W×(1-m), burst 1, for both clients,
-//     as examples/batch -rate (L-1)/W configures it. A counter sustains L-1 per window, not L (at
-//     a window's start the previous window's weight leaves no room for the last one), so a client
-//     at L/W less a margin under 1/L has no slack at all. Its burst at a fresh start is borrowed
-//     from the next window, so a client told only L and W cannot use it without knowing the phase
-//     of the server's windows.
+//   - sliding-window (a counter, L per W, on windows aligned to the Unix epoch as testserver's
+//     are): for steady-told a counter of max(1, ⌊L×(1-m)⌋) per W that mirrors the server's rule
+//     on the same windows (client.WithWindowCounter), as examples/batch -counter L/W configures
+//     it: the fresh start's burst at once, then as the previous window's weight decays; xrate an
+//     even pace (L-1)/W×(1-m), burst 1. A counter sustains L-1 per window, not L (at a window's
+//     start the previous window's weight leaves no room for the last one), so an even pace at L/W
+//     less a margin under 1/L has no slack at all; and the burst at a fresh start, borrowed from
+//     the next window, is out of reach of a client that does not know where the windows start.
 //
 // The window is rounded up to the nanosecond and saturates at the longest time.Duration (which
 // client.WithWindowQuota then refuses as too long).
@@ -47,8 +55,12 @@ func toldPaceFor(s setup, m float64) toldPace {
 	case s.algorithm == algorithm.NameFixedWindow || s.algorithm == algorithm.NameSlidingLog:
 		p.quotaLimit = int(min(s.limit, math.MaxInt))
 		p.quotaWindow = margin.Window(s.window, m)
-	case s.algorithm == algorithm.NameSlidingWindow && s.limit > 1:
-		p.rate = margin.Rate(float64(s.limit-1)/s.window.Seconds(), m)
+	case s.algorithm == algorithm.NameSlidingWindow:
+		p.counterLimit = margin.Burst(s.limit, m)
+		p.counterWindow = s.window
+		if s.limit > 1 {
+			p.rate = margin.Rate(float64(s.limit-1)/s.window.Seconds(), m)
+		}
 	}
 	return p
 }
@@ -56,11 +68,17 @@ func toldPaceFor(s setup, m float64) toldPace {
 // usesQuota reports whether steady-told paces with a window quota rather than a token bucket.
 func (p toldPace) usesQuota() bool { return p.quotaLimit > 0 }
 
-// String describes steady-told's pace for the table's preamble: "199/s burst 9" (a token bucket)
-// or "200 per 1.005025126s" (a window quota).
+// usesCounter reports whether steady-told paces with a window counter rather than a token bucket.
+func (p toldPace) usesCounter() bool { return p.counterLimit > 0 }
+
+// String describes steady-told's pace for the table's preamble: "199/s burst 9" (a token bucket),
+// "200 per 1.005025126s" (a window quota) or "a counter of 199 per 1s" (a window counter).
 func (p toldPace) String() string {
-	if p.usesQuota() {
+	switch {
+	case p.usesQuota():
 		return fmt.Sprintf("%d per %v", p.quotaLimit, p.quotaWindow)
+	case p.usesCounter():
+		return fmt.Sprintf("a counter of %d per %v", p.counterLimit, p.counterWindow)
 	}
 	return p.bucketString()
 }

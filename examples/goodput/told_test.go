@@ -46,10 +46,12 @@ func TestToldPaceFor(t *testing.T) {
 		{"window saturates", setup{algorithm: "sliding-log", limit: 1, window: math.MaxInt64 / 3 * 2, burst: 10}, 0.5,
 			toldPace{rate: 1 / (float64(math.MaxInt64/3*2) / 1e9) * 0.5, burst: 1, quotaLimit: 1, quotaWindow: math.MaxInt64},
 			"1 per 2562047h47m16.854775807s", "8.13152e-11/s burst 1"},
-		{"sliding window counter: an even pace at (L-1)/W", setup{algorithm: "sliding-window", limit: 200, window: time.Second, burst: 10}, 0.005,
-			toldPace{rate: 198.005, burst: 1}, "198.005/s burst 1", "198.005/s burst 1"},
-		{"sliding window counter of 1", setup{algorithm: "sliding-window", limit: 1, window: time.Second}, 0,
-			toldPace{rate: 1, burst: 1}, "1/s burst 1", "1/s burst 1"},
+		{"sliding window counter: a counter of L(1-m), xrate an even pace at (L-1)/W", setup{algorithm: "sliding-window", limit: 200, window: time.Second, burst: 10}, 0.005,
+			toldPace{rate: 198.005, burst: 1, counterLimit: 199, counterWindow: time.Second}, "a counter of 199 per 1s", "198.005/s burst 1"},
+		{"sliding window counter, the limit rounded down", setup{algorithm: "sliding-window", limit: 20, window: 100 * time.Millisecond}, 0.1,
+			toldPace{rate: 171, burst: 1, counterLimit: 18, counterWindow: 100 * time.Millisecond}, "a counter of 18 per 100ms", "171/s burst 1"},
+		{"sliding window counter of 1", setup{algorithm: "sliding-window", limit: 1, window: time.Second}, 0.005,
+			toldPace{rate: 0.995, burst: 1, counterLimit: 1, counterWindow: time.Second}, "a counter of 1 per 1s", "0.995/s burst 1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -59,6 +61,9 @@ func TestToldPaceFor(t *testing.T) {
 			assert.Equal(t, tt.want.quotaLimit, got.quotaLimit)
 			assert.Equal(t, tt.want.quotaWindow, got.quotaWindow)
 			assert.Equal(t, tt.want.quotaLimit > 0, got.usesQuota())
+			assert.Equal(t, tt.want.counterLimit, got.counterLimit)
+			assert.Equal(t, tt.want.counterWindow, got.counterWindow)
+			assert.Equal(t, tt.want.counterLimit > 0, got.usesCounter())
 			assert.Equal(t, tt.str, got.String())
 			assert.Equal(t, tt.bucket, got.bucketString())
 		})
@@ -69,9 +74,11 @@ func TestToldPaceFor(t *testing.T) {
 // (no jitter; the bubble's clock starts on a whole second, so the server's windows start with the
 // batch): each paces exactly as told, so the batch ends when the told pace says it must, and draws
 // no 429. Steady told a window quota finishes in window bursts, within 1/(1-m) of the physical
-// limit. Against the sliding window counter the told pace is (L-1)/W less the margin: at L/W less
-// a margin of at most 1/L, an even pace from a fresh start (one request more than R·t by time t,
-// its burst of 1) finds no room at the next window boundary.
+// limit. Against the sliding window counter steady told the counter keeps L' = ⌊L(1-m)⌋: L' at
+// once, then L'-1 per window, each as soon as the previous window's weight leaves room; xrate's
+// even pace is (L-1)/W less the margin (at L/W less a margin of at most 1/L, an even pace from a
+// fresh start, one request more than R·t by time t with its burst of 1, finds no room at the next
+// window boundary).
 func TestToldClientsAgainstTheServer(t *testing.T) {
 	const (
 		n       = 400
@@ -87,6 +94,17 @@ func TestToldClientsAgainstTheServer(t *testing.T) {
 	}
 	// bursts is when the last of n requests goes in bursts of 20 every window.
 	bursts := func(window time.Duration) time.Duration { return (n/20 - 1) * window }
+	// counter is when the last of n requests goes against a counter of limit per 100ms from a
+	// window's start: limit at once, then limit-1 per window, the c-th of a window (from 0) at
+	// ⌈c×W/(limit-1)⌉ into it.
+	counter := func(limit int) time.Duration {
+		const w = 100 * time.Millisecond
+		windows, c := (n-limit-1)/(limit-1)+1, (n-limit-1)%(limit-1)
+		into := (time.Duration(c)*w + time.Duration(limit-2)) / time.Duration(limit-1)
+		return time.Duration(windows)*w + into
+	}
+	require.Equal(t, 2*time.Second+211_111_112, counter(19), "19, then 18 per window: 21 windows and 3 more")
+	require.Equal(t, 2*time.Second+341_176_471, counter(18), "18, then 17 per window: 22 windows and 8 more")
 	require.Equal(t, 100_502_513*time.Nanosecond, toldPaceFor(serverFor("fixed-window"), 0.005).quotaWindow)
 	require.Equal(t, 111_111_112*time.Nanosecond, toldPaceFor(serverFor("sliding-log"), 0.1).quotaWindow)
 
@@ -104,12 +122,12 @@ func TestToldClientsAgainstTheServer(t *testing.T) {
 		{"fixed-window", xrate, 0.005, pace(1, 199)},
 		{"sliding-log", steadyTold, 0.005, bursts(100_502_513)},
 		{"sliding-log", xrate, 0.005, pace(1, 199)},
-		{"sliding-window", steadyTold, 0.005, pace(1, 190*0.995)},
+		{"sliding-window", steadyTold, 0.005, counter(19)},
 		{"sliding-window", xrate, 0.005, pace(1, 190*0.995)},
 		{"token-bucket", steadyTold, 0.1, pace(9, 180)},
 		{"fixed-window", steadyTold, 0.1, bursts(111_111_112)},
 		{"sliding-log", xrate, 0.1, pace(1, 180)},
-		{"sliding-window", steadyTold, 0.1, pace(1, 171)},
+		{"sliding-window", steadyTold, 0.1, counter(18)},
 		{"sliding-window", xrate, 0.1, pace(1, 171)},
 	}
 	for _, tt := range tests {
