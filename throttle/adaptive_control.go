@@ -549,11 +549,12 @@ func (c *control) grow(t int64, busy bool) {
 }
 
 // cyclesDropped takes over from window cycles (adaptive_cycle.go) that were dropped at t, after
-// they sent at rate (their quota per period) and drew throttles: the law paces just under that,
-// with that as its bound, and probes from there.
+// they sent at rate (their quota per period) and drew throttles: others use the key, or the
+// server is no window. The law cuts as hard as it may (to cutMin of that rate), with that rate as
+// its bound, and probes from there, so that limiters sharing the key converge to equal shares.
 func (c *control) cyclesDropped(t int64, rate float64) {
 	c.phase = phaseSteady
-	c.rate = min(c.rate, rate*(1-cutMargin))
+	c.rate = min(c.rate, rate*cutMin)
 	if c.wmax == 0 || c.wmax > rate {
 		c.wmax = rate
 	}

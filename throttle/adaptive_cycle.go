@@ -45,6 +45,14 @@ import "time"
 // ends at the first throttle, which costs that one request (the window is full: it is retried in
 // a later cycle).
 //
+// Sharing. A limiter that bursts into each window as it opens takes all of it: others on the key
+// that pace evenly find it full whenever they ask, and nothing tells the bursting one that they
+// are there. So every cycleProbeEvery-th cycle waits cycleListen of the period longer (a
+// listening gap, which costs a little over 1% of the throughput): quota that others take in the
+// gap makes the burst after it draw throttles, and then the guess is refuted at once, and the
+// control law cuts its rate to half the quota per period and converges with the others' from
+// there.
+//
 // Corrections. A cycle that draws a throttle (other than its probes) tells that the guess is
 // off. A wall (nothing admitted until after the hold) means that the quota took longer to come
 // back than the period: the longest is kept (a fixed window entered late in its first window
@@ -86,12 +94,20 @@ type windowCycles struct {
 	// lossy is set when a request of the current cycle (before its tail probe) was throttled;
 	// tailAt is when the cycle's tail probe began (its first request beyond the quota was sent),
 	// 0 when it has not; cycles counts the cycles since the guess.
-	lossy  bool
-	tailAt int64
-	cycles int64
+	lossy    bool
+	tailAt   int64
+	tailFrom int64 // the quota when the tail probe began
+	cycles   int64
+	// listenNext is set when the current cycle's hold ends cycleListen later (a listening gap),
+	// listening when the current cycle began after one.
+	listenNext, listening bool
 
-	strikes     int   // cycles that drew throttles, since firstStrike
-	firstStrike int64 // when the first of them ended
+	// strikes counts the cycles whose burst drew throttles since firstStrike (others took some
+	// of the quota), walls the walls since firstWall (the period or the quota was off).
+	strikes     int
+	firstStrike int64
+	walls       int
+	firstWall   int64
 }
 
 type cycleMode uint8
@@ -112,11 +128,15 @@ const (
 	// cycleSlack stretches the period (as a fraction of it): the server counts arrivals, and the
 	// network delays some requests more than others.
 	cycleSlack = 0.01
-	// cycleMaxStrikes is how many cycles that draw throttles within throttleMemory a guess
-	// survives.
-	cycleMaxStrikes = 3
+	// cycleMaxStrikes is how many cycles whose burst draws throttles, and cycleMaxWalls how many
+	// walls, within throttleMemory a guess survives.
+	cycleMaxStrikes = 2
+	cycleMaxWalls   = 4
 	// cycleProbeEvery: every so many cycles probe for a larger quota.
 	cycleProbeEvery = 4
+	// cycleListen is the listening gap (as a fraction of the period) before every
+	// cycleProbeEvery-th cycle (see Sharing above).
+	cycleListen = 0.05
 	// cycleProbeInFlight is how many of the quota may still be in flight when the tail probe
 	// begins.
 	cycleProbeInFlight = 16
@@ -128,8 +148,8 @@ type cycleDecision struct {
 	act   bool
 	grant int64
 	hold  int64
-	// dropped is the rate, in requests per second, of a guess that was dropped (its quota per
-	// period), 0 when none was.
+	// dropped is the rate, in requests per second, of a confirmed guess that was dropped (its
+	// quota per period), 0 when none was: the cycles sent at that rate, and drew throttles.
 	dropped float64
 }
 
@@ -140,7 +160,7 @@ func (w *windowCycles) guessing() bool { return w.mode != cycleNone }
 func (w *windowCycles) noted(slot int64) {
 	if w.mode != cycleNone && slot >= w.begin {
 		if w.sent++; w.sent > w.quota && w.tailAt == 0 {
-			w.tailAt = slot
+			w.tailAt, w.tailFrom = slot, w.quota
 		}
 	}
 }
@@ -160,13 +180,14 @@ func (w *windowCycles) headers() cycleDecision {
 		*w = windowCycles{off: true}
 		return cycleDecision{}
 	}
-	return w.refute()
+	return w.refute(false)
 }
 
-// refute drops the guess for good and clears what it had set.
-func (w *windowCycles) refute() cycleDecision {
+// refute drops the guess for good and clears what it had set; shared tells that others use the
+// key (the control law then cuts its rate, see cycleDecision.dropped).
+func (w *windowCycles) refute(shared bool) cycleDecision {
 	d := cycleDecision{act: true}
-	if w.mode != cycleNone && w.period > 0 {
+	if shared && w.mode == cycleConfirmed && w.period > 0 {
 		d.dropped = float64(w.quota) / time.Duration(w.period).Seconds()
 	}
 	*w = windowCycles{off: true}
@@ -219,9 +240,14 @@ func (w *windowCycles) observe(t, sent int64, throttled, retryAfter bool, inflig
 	case w.mode == cycleProbation:
 		// The allowance grows by one per success: the requests in flight double every round trip.
 		return cycleDecision{act: true, grant: min(w.left(), w.got), hold: w.hold}
-	case w.tailAt > 0 && sent >= w.tailAt:
-		// A probe beyond the quota was admitted: the quota is larger; probe on.
-		w.quota++
+	case w.tailAt > 0 && w.got > w.quota:
+		// More than the quota was admitted in this cycle: a probe beyond it was. Probe on, up to
+		// twice the quota the cycle began with (a probe that outlasts a fixed window finds the
+		// next one's quota).
+		w.quota = w.got
+		if w.got >= 2*w.tailFrom {
+			return cycleDecision{}
+		}
 		return cycleDecision{act: true, grant: 1, hold: w.hold}
 	case w.probing() && w.sent >= w.quota && w.tailAt == 0 && w.got >= w.quota-int64(cycleProbeInFlight):
 		// The quota is spent and nearly all of it admitted: the tail probe begins.
@@ -233,8 +259,11 @@ func (w *windowCycles) observe(t, sent int64, throttled, retryAfter bool, inflig
 // throttle applies a throttle for a request sent at sent, before the current cycle's hold.
 func (w *windowCycles) throttle(t, sent int64) cycleDecision {
 	if w.mode != cycleNone && sent >= w.begin {
-		if w.tailAt > 0 && sent >= w.tailAt {
-			return cycleDecision{} // the tail probe found the window full: it ends
+		if w.tailAt > 0 {
+			// The tail probe found the window full: it ends. (Any throttle once the tail probe
+			// began counts as its end: responses are matched with sends in order, and one
+			// overtaken on the way can be matched with an earlier send.)
+			return cycleDecision{}
 		}
 		w.lossy = true
 	}
@@ -245,7 +274,7 @@ func (w *windowCycles) throttle(t, sent int64) cycleDecision {
 		w.lastNo = max(w.lastNo, sent)
 	}
 	if w.mode == cycleProbation && 2*w.got < w.quota {
-		return w.refute() // the first cycle found no quota that comes back whole
+		return w.refute(false) // the first cycle found no quota that comes back whole
 	}
 	return cycleDecision{}
 }
@@ -266,13 +295,14 @@ func (w *windowCycles) tooEarly(sent int64) cycleDecision {
 
 // onTime applies the first success after the hold: the quota is back, and a cycle begins.
 func (w *windowCycles) onTime(t, sent int64, inflightSince func(int64) int64) cycleDecision {
-	if w.lossy && w.strike(t) {
-		return w.refute()
+	if w.lossy && (w.listening || w.strike(t)) {
+		// Throttles in a burst after a listening gap: others took quota meanwhile.
+		return w.refute(true)
 	}
 	if w.mode == cycleProbation && 2*w.got >= w.quota {
 		w.mode = cycleConfirmed
 	}
-	if d := sent - w.begin; d < w.period {
+	if d := sent - w.begin; d < w.period && !w.listening {
 		w.period = d // back sooner than thought
 		if d <= w.early {
 			w.early = 0 // contradicts an earlier throttle (the server changed): search anew
@@ -303,9 +333,12 @@ func (w *windowCycles) wallEnded(t, sent int64, inflightSince func(int64) int64)
 	}
 	// A wall in a guessed cycle: the quota took longer to come back than the period (the longest
 	// is kept), or the server admitted less of it than the guess (the quota shrinks).
+	if w.lossy && w.strike(t) {
+		return w.refute(true)
+	}
 	w.lossy = false
-	if w.strike(t) {
-		return w.refute()
+	if count(&w.walls, &w.firstWall, t) > cycleMaxWalls {
+		return w.refute(false)
 	}
 	if d := sent - w.begin; d > w.period {
 		w.period = d
@@ -319,13 +352,19 @@ func (w *windowCycles) wallEnded(t, sent int64, inflightSince func(int64) int64)
 	return w.startCycle(sent, inflightSince)
 }
 
-// strike counts a cycle that drew throttles, at t; it reports whether the guess is refuted.
+// strike counts a cycle whose burst drew throttles, at t; it reports whether the guess is
+// refuted.
 func (w *windowCycles) strike(t int64) bool {
-	if w.strikes == 0 || t-w.firstStrike > throttleMemory {
-		w.strikes, w.firstStrike = 0, t
+	return count(&w.strikes, &w.firstStrike, t) > cycleMaxStrikes
+}
+
+// count adds an event at t to n, the events since first within throttleMemory, and returns n.
+func count(n *int, first *int64, t int64) int {
+	if *n == 0 || t-*first > throttleMemory {
+		*n, *first = 0, t
 	}
-	w.strikes++
-	return w.strikes > cycleMaxStrikes
+	*n++
+	return *n
 }
 
 // restart begins watching a new burst with the success of a request sent at sent.
@@ -339,8 +378,12 @@ func (w *windowCycles) startCycle(sent int64, inflightSince func(int64) int64) c
 	w.restart(sent)
 	w.lossy, w.tailAt = false, 0
 	w.cycles++
+	w.listening, w.listenNext = w.listenNext, w.mode == cycleConfirmed && w.cycles%cycleProbeEvery == cycleProbeEvery/2
 	w.sent = inflightSince(sent) + 1
 	w.hold = sent + w.holdAfter()
+	if w.listenNext {
+		w.hold += int64(float64(w.period) * cycleListen)
+	}
 	grant := w.left()
 	if w.mode == cycleProbation {
 		grant = min(grant, w.got)
@@ -355,7 +398,11 @@ func (w *windowCycles) holdAfter() int64 {
 	if w.period-w.early > slack {
 		return w.early + (w.period-w.early)/2
 	}
-	return w.period + slack
+	// Plus up to as much again, drawn from the cycle's start: a limiter that shares the key with
+	// others, which do not burst, leaves them a chance at the quota as it comes back, and the
+	// throttles that follow in its own cycles tell it that it is not alone (see Corrections).
+	spread := int64((uint64(w.begin) * 0x9E3779B97F4A7C15) >> 40) // uniform in [0, 2^24)
+	return w.period + slack + int64(float64(slack)*float64(spread)/(1<<24))
 }
 
 // left is how many more requests the current cycle may send at once. A cycle spends the whole
