@@ -333,7 +333,7 @@ func (w *windowCycles) wallEnded(t, sent int64, inflightSince func(int64) int64)
 	}
 	// A wall in a guessed cycle: the quota took longer to come back than the period (the longest
 	// is kept), or the server admitted less of it than the guess (the quota shrinks).
-	if w.lossy && w.strike(t) {
+	if w.lossy && (w.listening || w.strike(t)) {
 		return w.refute(true)
 	}
 	w.lossy = false
