@@ -136,7 +136,7 @@ func (l *awsCubic) throttle(t int64, after bool) {
 
 // TestAdaptiveCompareLaws runs the goodput batch (2,000 requests, 16 workers, 200/s, no headers)
 // through AIMD, AWS-style CUBIC and the Adaptive limiter, over every algorithm, and logs elapsed /
-// the time TestAdaptiveGoals holds the limiter to (goalLimit) and the share of 429s. It asserts that Adaptive meets the goals (1.10x, 3%) where
+// the physical limit and the share of 429s. It asserts that Adaptive meets the goals (1.10x, 3%) where
 // the textbook laws are compared only: on these servers AIMD's halving leaves a quarter of the
 // rate unused on average and CUBIC's absolute constant (0.4 req/s^3) needs seconds to climb back
 // to 200/s after each throttle; see the log.
@@ -165,7 +165,7 @@ func TestAdaptiveCompareLaws(t *testing.T) {
 				c := newSimClientWith(t, srv, 30, func(string) (Limiter, error) { return law.new(t), nil })
 				c.runBatch(t, n, workers)
 				r := c.result(n)
-				ratio := r.elapsed.Seconds() / goalLimit(name, false, n, limit, serverBurst(name), time.Second, phase).Seconds()
+				ratio := r.elapsed.Seconds() / physicalLimit(name, n, limit, serverBurst(name), time.Second, phase).Seconds()
 				fmt.Fprintf(&table, " %s %.3f/%.1f%%", name[:5], ratio, 100*r.throttleShare())
 				if law.name == "adaptive" && (ratio > 1.10 || r.throttleShare() > 0.03) {
 					t.Errorf("adaptive on %s: %.3f x, %.2f%% 429s", name, ratio, 100*r.throttleShare())

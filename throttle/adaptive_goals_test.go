@@ -35,27 +35,16 @@ func physicalLimit(name string, n, limit, burst int64, window, phase time.Durati
 	return windows
 }
 
-// goalLimit is the time TestAdaptiveGoals holds the limiter to: the physical limit, except against
-// a sliding log without headers, where it is n/R (see TestAdaptiveGoals).
-func goalLimit(name string, headers bool, n, limit, burst int64, window, phase time.Duration) time.Duration {
-	if !headers && name == algorithm.NameSlidingLog {
-		return time.Duration(float64(n) * float64(window) / float64(limit))
-	}
-	return physicalLimit(name, n, limit, burst, window, phase)
-}
-
 // TestAdaptiveGoals runs the goodput benchmark's batch (2,000 requests, 16 workers, 200/s, the
 // buckets' burst 10) in virtual time against every server algorithm, with and without headers,
 // and holds the limiter to issue 4's goals: with RateLimit headers, elapsed <= 1.03 x the physical
 // limit (physicalLimit) and 429s <= 0.5% of attempts; with no header at all, elapsed <= 1.10 x and
 // 429s <= 3%.
 //
-// Without headers a client cannot know where a window starts, nor that the server is a window at
-// all, so it cannot aim a whole limit at a window's start. Against the sliding log it paces
-// evenly, and an even pace finishes at best at n/R: measured 10.50 s (1.050 x n/R, 1.167 x the
-// physical limit of 9 s), so that case is held to 1.10 x n/R instead. (Against a fixed window
-// the throttles themselves tell where the window ends, and the limiter returns there at once, so
-// the goal is met; the window counter's physical limit is n/R - phase anyway.)
+// Without headers the fixed window and the sliding log are met through the window cycles
+// (adaptive_cycle.go): the limiter learns from the burst and the wall that follows it that the
+// quota comes back whole, and bursts it at the start of each cycle; an even pace would finish at
+// n/R at best (1.11 x the physical limit).
 func TestAdaptiveGoals(t *testing.T) {
 	const (
 		n       = 2000
@@ -83,7 +72,7 @@ func TestAdaptiveGoals(t *testing.T) {
 					c := newSimClient(t, srv, 20)
 					c.runBatch(t, n, workers)
 					r := c.result(n)
-					physical := goalLimit(name, headers, n, limit, b, time.Second, phase)
+					physical := physicalLimit(name, n, limit, b, time.Second, phase)
 					ratio := r.elapsed.Seconds() / physical.Seconds()
 					t.Logf("%-28s ratio %.3f (physical %v, N/R %.3f) 429s %.2f%% | %v | %+v", label, ratio, physical,
 						r.elapsed.Seconds()/(float64(n)/limit), 100*r.throttleShare(), r, r.stats)
