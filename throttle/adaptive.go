@@ -62,6 +62,16 @@ import (
 //     until the next throttle (1,000/s is found in well under a second); responses to requests
 //     sent before that cut's epoch teach nothing, so a window that the unpaced burst used up
 //     reads as a blackout, not as a rate.
+//   - A quota that comes back whole is learned without headers too (adaptive_cycle.go). A fixed
+//     window or a sliding log answers the unpaced start with a burst of its whole quota and then
+//     a wall of throttles until the quota is back. The limiter takes that as "S per P" and sends
+//     in cycles: at the first success after the wall, the rest of the quota at once, then nothing
+//     until P has passed; it narrows P down from the throttles and successes at the cycles'
+//     starts, looks for a larger quota every fourth cycle, and leaves a short gap before every
+//     fourth cycle so that other clients on the key can show. An even pace would take 10 s where
+//     the cycles take 9 (2,000 requests at 200 per second). A first cycle that is throttled
+//     early (a window counter, a bucket), a Retry-After or a rate-limit header, throttles after
+//     the gap, or repeated walls end the cycles for good, and the control law paces the key.
 //
 // Requests in flight are accounted for: the remaining quota is counted less the requests the
 // server has not seen yet, and a throttle for a request sent before the last cut does not cut
@@ -286,16 +296,26 @@ func intervalOf(perSec float64) int64 {
 }
 
 // Rate reports the pace the limiter currently keeps, in requests per second; 0 while it paces
-// nothing (responses came back without any signal, see Adaptive).
+// nothing (responses came back without any signal, see Adaptive). While it sends a learned quota
+// in window cycles, it is that quota per period.
 func (a *Adaptive) Rate() float64 {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	return a.rate()
+}
+
+// rate is Rate; a.mu is held.
+func (a *Adaptive) rate() float64 {
+	if q, p := a.cyc.learned(); q > 0 && p > 0 {
+		return float64(q) / p.Seconds()
+	}
 	return a.ctl.pace
 }
 
 // AdaptiveStats is a snapshot of what an Adaptive limiter has learned and seen.
 type AdaptiveStats struct {
-	// Rate is the pace the limiter keeps, in requests per second; 0 while it paces nothing.
+	// Rate is the pace the limiter keeps, in requests per second (see Adaptive.Rate); 0 while it
+	// paces nothing.
 	Rate float64
 	// ServerRate is the rate the server declared in its headers (RateLimit-Policy, or
 	// X-RateLimit-Limit with a window), limit per window clamped to the maximum rate; 0 when none
@@ -316,6 +336,11 @@ type AdaptiveStats struct {
 	InFlight int
 	// Waiting is the number of reservations waiting for their time.
 	Waiting int
+	// WindowQuota and WindowPeriod are the quota that comes back whole, and how long it takes,
+	// that the limiter learned from a server that sends no rate-limit header (a fixed window or a
+	// sliding log: see Adaptive); 0 while it has learned none.
+	WindowQuota  int64
+	WindowPeriod time.Duration
 }
 
 // Stats returns a snapshot of the limiter's state.
@@ -323,15 +348,18 @@ func (a *Adaptive) Stats() AdaptiveStats {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	c := &a.ctl
+	q, p := a.cyc.learned()
 	return AdaptiveStats{
-		Rate:       c.pace,
-		ServerRate: c.declared,
-		Estimate:   c.est,
-		Successes:  c.successes,
-		Throttles:  c.throttles,
-		Cuts:       c.cuts,
-		Allowance:  a.pacer.burst,
-		InFlight:   a.sends.len(),
-		Waiting:    a.pacer.pending,
+		Rate:         a.rate(),
+		WindowQuota:  q,
+		WindowPeriod: p,
+		ServerRate:   c.declared,
+		Estimate:     c.est,
+		Successes:    c.successes,
+		Throttles:    c.throttles,
+		Cuts:         c.cuts,
+		Allowance:    a.pacer.burst,
+		InFlight:     a.sends.len(),
+		Waiting:      a.pacer.pending,
 	}
 }
