@@ -2,6 +2,7 @@ package main
 
 import (
 	"github.com/steadyhttp/steady/testserver"
+	"github.com/steadyhttp/steady/testserver/algorithm"
 )
 
 // startServer starts the embedded testserver on a free loopback port with the single global rule
@@ -23,6 +24,16 @@ type serverReport struct {
 	allowance int64
 	requests  int64
 	throttled int64
+}
+
+// headStart is how many requests count as free in the physical limit: the allowance, except for a
+// sliding window counter, whose initial burst is borrowed from its next window (by the time t it
+// admits at most R*t in all, less its phase in the first window: N/R is its physical limit).
+func (r *serverReport) headStart() int64 {
+	if r.algorithm == algorithm.NameSlidingWindow {
+		return 0
+	}
+	return r.allowance
 }
 
 // report reads the server's counters after a run.

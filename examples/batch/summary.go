@@ -55,7 +55,7 @@ func (s *summary) physicalLimit() time.Duration {
 	if s.server == nil || s.server.limitRPS <= 0 {
 		return 0
 	}
-	rest := max(0, int64(s.requests)-s.server.allowance)
+	rest := max(0, int64(s.requests)-s.server.headStart())
 	return time.Duration(float64(rest) / s.server.limitRPS * float64(time.Second))
 }
 
@@ -143,7 +143,7 @@ func (s *summary) serverLines() []string {
 		line += "elapsed not compared: the run was interrupted"
 	case phys > 0:
 		line += fmt.Sprintf("elapsed %.2fs = %.3f x the physical limit %.2fs ((%d-%d)/%g)",
-			s.elapsed.Seconds(), s.elapsed.Seconds()/phys.Seconds(), phys.Seconds(), s.requests, r.allowance, r.limitRPS)
+			s.elapsed.Seconds(), s.elapsed.Seconds()/phys.Seconds(), phys.Seconds(), s.requests, r.headStart(), r.limitRPS)
 	default:
 		line += fmt.Sprintf("all %d requests fit in its burst of %d", s.requests, r.allowance)
 	}

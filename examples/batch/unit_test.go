@@ -97,6 +97,14 @@ func TestFailureReason(t *testing.T) {
 	}
 }
 
+func TestSummaryPhysicalLimitOfACounter(t *testing.T) {
+	// A sliding window counter's initial burst is borrowed from its next window: N/R.
+	s := &summary{requests: 1000, succeeded: 1000, elapsed: 10 * time.Second,
+		server: &serverReport{algorithm: "sliding-window", limitRPS: 100, allowance: 100, requests: 1000}}
+	assert.Equal(t, 10*time.Second, s.physicalLimit())
+	assert.Contains(t, strings.Join(s.lines(), "\n"), "elapsed 10.00s = 1.000 x the physical limit 10.00s ((1000-0)/100)")
+}
+
 func TestSummaryComparesWithThePhysicalLimit(t *testing.T) {
 	s := &summary{requests: 1000, succeeded: 1000, elapsed: 10 * time.Second,
 		server: &serverReport{algorithm: "token-bucket", limitRPS: 100, allowance: 10, requests: 1000}}
