@@ -43,8 +43,8 @@ type Transport struct {
 //
 // With no options: no queue, package retry's default attempts and backoff, Retry-After honoured
 // with a pause of the whole host, and an adaptive pace per host that learns the server's rate
-// (WithAdaptive; WithTokenBucket, WithLeakyBucket or WithWindowQuota set a known pace instead,
-// WithoutPace none). Invalid options do not panic: every RoundTrip of the returned Transport closes
+// (WithAdaptive; WithTokenBucket, WithLeakyBucket, WithWindowQuota or WithWindowCounter set a
+// known pace instead, WithoutPace none). Invalid options do not panic: every RoundTrip of the returned Transport closes
 // the request body and fails with an error matching
 // ErrInvalidOption (see Validate).
 func NewTransport(base http.RoundTripper, opts ...Option) *Transport {

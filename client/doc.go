@@ -16,7 +16,8 @@
 // server's responses (throttle.Adaptive: rate-limit headers when the server sends them, 429s when it
 // does not; LearnedRate reports it). Options set a known pace per host instead (WithTokenBucket,
 // WithLeakyBucket, WithWindowQuota for a quota per window usable at any time within it,
-// WithLimiter, or WithoutPace for none), queue limits (WithMaxInFlight,
+// WithWindowCounter for a sliding window counter on epoch-aligned windows, WithLimiter, or
+// WithoutPace for none), queue limits (WithMaxInFlight,
 // WithMaxWaiting), retry knobs (WithRetry), and an Observer or slog logger for metrics and logs.
 //
 // Invalid options never panic: Validate reports them, and a Transport built from them fails every
