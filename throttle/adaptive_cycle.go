@@ -13,21 +13,22 @@ import "time"
 // Learning. The limiter watches for a burst followed by a wall: at least cycleMinQuota successes,
 // then throttles only, for at least cycleMinWall and cycleWallRatio times as long as the burst
 // took, with throttles until at least halfway through it (a silence, while the control law
-// backed off or the callers paused, proves nothing). The first success after the wall (sent after the first throttled request of the wall)
-// ends it. The guess is then a quota of S (the successes of the burst) per P (from the first
-// request of the burst to the one that ended the wall, in send times). A token bucket does not
-// look like that: it admits one request per interval after its burst, and a blind slow start
-// finds those long before a tenth of a second passes.
+// backed off or the callers paused, proves nothing). The first success after the wall (sent
+// after the first throttled request of the wall) ends it. The guess is then a quota of S (the
+// successes of the burst) per P (from the first request of the burst to the one that ended the
+// wall, in send times). A token bucket does not look like that: it admits one request per
+// interval after its burst, and a blind slow start finds those long before a tenth of a second
+// passes.
 //
 // Cycles. From the guess on, every cycle begins with a success: the one that ended a wall, or
 // the first for a request sent after the last cycle's hold. The limiter then lets what is left of
-// the quota go at once (the burst allowance),
-// and holds every request after those until P (stretched by cycleSlack) after the cycle began:
-// the next window, or the moment the burst's entries have left the log. The first request after
-// the hold goes at the pace of the control law, and its success begins the next cycle. The first
-// cycle is a probation: its allowance grows by one per success (the requests in flight double
-// every round trip), and a throttle before half the quota was admitted refutes the guess for
-// good (until what was learned is forgotten), at the cost of a round trip's requests at most.
+// the quota go at once (the burst allowance), and holds every request after those until P
+// (stretched by cycleSlack, plus up to as much again) after the cycle began: the next window, or
+// the moment the burst's entries have left the log. The first request after the hold goes at the
+// pace of the control law, and its success begins the next cycle. The first cycle is a
+// probation: its allowance grows by one per success (the requests in flight double every round
+// trip), and a throttle before half the quota was admitted refutes the guess for good (until
+// what was learned is forgotten), at the cost of a round trip's requests at most.
 //
 // Search. The first wall tells the period only roughly: the success that ended it came after a
 // throttled request, and the control law spaces those out during a wall (a tenth of a second
@@ -35,15 +36,18 @@ import "time"
 // up to the first that was admitted. Each later cycle narrows that down: its hold ends halfway
 // between the two bounds, and the first request after it either draws a throttle (the lower
 // bound moves up, and the hold moves to the next halfway point) or begins the next cycle (the
-// upper bound moves down). When the bounds are within cycleSlack of the period, the hold ends
-// at the upper bound plus that slack. Each step costs one throttle, or the requests sent within
-// one round trip, and the search ends within a handful of cycles.
+// upper bound moves down to when it was sent). When the bounds are within cycleSlack of the
+// period, the hold ends at the upper bound plus that slack. Each step costs one throttle, or the
+// requests sent within one round trip, and the search ends within a handful of cycles. The
+// bounds are those of a sliding log, whose quota comes back P after the first request of the
+// last burst; a fixed window's comes back P after the window began, which can be earlier, so
+// against one the cycles keep the lag with which the first of them began.
 //
 // Growth. A quota that grew would never be found by cycles that send exactly the quota. Every
 // cycleProbeEvery-th cycle probes the tail: once the quota is spent, it lets one more request
-// go at a time while they are admitted, and each admitted one adds one to the quota. The probe
-// ends at the first throttle, which costs that one request (the window is full: it is retried in
-// a later cycle).
+// go at a time while they are admitted, and the quota becomes what the cycle admitted (at most
+// twice what it was). The probe ends at the first throttle, which costs that one request (the
+// window is full: it is retried in a later cycle).
 //
 // Sharing. A limiter that bursts into each window as it opens takes all of it: others on the key
 // that pace evenly find it full whenever they ask, and nothing tells the bursting one that they
@@ -51,16 +55,15 @@ import "time"
 // listening gap, which costs a little over 1% of the throughput): quota that others take in the
 // gap makes the burst after it draw throttles, and then the guess is refuted at once, and the
 // control law cuts its rate to half the quota per period and converges with the others' from
-// there.
+// there. More than cycleMaxStrikes other cycles whose bursts draw throttles within
+// throttleMemory do the same.
 //
-// Corrections. A cycle that draws a throttle (other than its probes) tells that the guess is
-// off. A wall (nothing admitted until after the hold) means that the quota took longer to come
-// back than the period: the longest is kept (a fixed window entered late in its first window
-// makes the first guess short by the phase: one wall corrects it), and a quota that the server
-// admitted less of shrinks to what it admitted. More than cycleMaxStrikes such cycles within
-// throttleMemory mean that the quota does not come back whole for this limiter (other clients
-// use the key: a limiter that bursts into each window as it opens would take all of it, or the
-// server is no window): the guess is refuted, and the control law alone paces the key.
+// Corrections. A wall (nothing admitted until after the hold) means that the quota took longer
+// to come back than the period: the longest is kept (a fixed window entered late in its first
+// window makes the first guess short by the phase: one wall corrects it), and a quota that the
+// server admitted less of shrinks to what it admitted. More than cycleMaxWalls walls within
+// throttleMemory mean that the quota does not come back whole (the server is no window, or
+// changes its mind): the guess is refuted, and the control law alone paces the key.
 //
 // The cycles are only for servers that say nothing: any response with a rate-limit field, or a
 // throttle with a Retry-After (it pauses the key, and a pause looks like a wall), hands the key
