@@ -91,8 +91,10 @@ type allowance struct {
 	judging bool
 	got     int64
 	gotFrom int64
-	// heldFor is the reset the last hold waited for.
-	heldFor int64
+	// heldFor is the reset the last hold waited for; burstAt is when the first burst after it
+	// was granted. prevHeld and prevBurst are the same for the hold before (0: none).
+	heldFor, burstAt    int64
+	prevHeld, prevBurst int64
 	// cycleSent counts the requests sent since the last hold began.
 	cycleSent int64
 	// throttles counts the throttles that found the quota empty, since the first of them
@@ -208,6 +210,9 @@ func (al *allowance) observe(t, sent int64, known bool, throttled bool, info rat
 		}
 	}
 	if d.burst > 0 {
+		if al.burstAt < al.heldFor && t >= al.heldFor {
+			al.burstAt = t // the first burst since the hold ended
+		}
 		d.setHold = true // quota left: no hold
 		return d
 	}
@@ -242,11 +247,20 @@ func (al *allowance) observe(t, sent int64, known bool, throttled bool, info rat
 	case al.cycleSent < al.quota:
 		// Less than the quota sent since the last hold: a sliding log's entries are still
 		// leaving (or others took some; then the pace draws throttles, and they are found out).
+		// Right after a hold, the first request took the place of the last cycle's first one,
+		// and the burst after it left a round trip later: the next place frees up the same time
+		// after this hold (the next request waits until then, rather than for the pace).
+		if al.prevBurst > al.prevHeld && al.prevHeld > 0 && t >= al.heldFor {
+			if next := al.prevBurst + (al.heldFor - al.prevHeld); next > t {
+				d.setHold, d.hold = true, next
+			}
+		}
 		return d
 	}
 	if al.windowed && al.hasReset && al.resetAt > t && (info.Window <= 0 || info.Reset <= info.Window) {
 		al.cycleSent = 0
 		d.setHold, d.hold = true, al.resetAt
+		al.prevHeld, al.prevBurst = al.heldFor, al.burstAt
 		al.heldFor = al.resetAt
 	}
 	return d

@@ -288,3 +288,39 @@ func TestAdaptiveRemainingNoWait(t *testing.T) {
 		})
 	}
 }
+
+// TestAllowanceSlidingLogCycleStart: against a sliding log whose quota came back whole, the first
+// request after a hold takes the place of the last cycle's first request, and the burst after it
+// left later (a round trip, and the callers waking up). When that first request's response says
+// nothing is left, the next request waits as long after this hold as the last burst came after
+// the last hold, instead of going at the pace into a log that is still full.
+func TestAllowanceSlidingLogCycleStart(t *testing.T) {
+	msi := func(n int64) int64 { return n * int64(time.Millisecond) }
+	info := func(remaining int64) ratelimitheader.Info {
+		return ratelimitheader.Info{Limit: 200, Window: time.Second, Remaining: remaining, HasRemaining: true,
+			Reset: time.Second, HasReset: true}
+	}
+	al := allowance{windowed: true}
+	// Cycle 1: the hold ended at 1,000 ms; the first request's response came at 1,006 ms and let
+	// the burst go.
+	al.heldFor = msi(1000)
+	d := al.observe(msi(1006), msi(1000), true, false, info(199), 0, 0)
+	require.Positive(t, d.burst)
+	for range 200 {
+		al.sent()
+	}
+	// The quota is spent: the response that says so holds until the reset (1,006 + 1,000 ms).
+	d = al.observe(msi(1030), msi(1025), true, false, info(0), 0, 0)
+	require.True(t, d.setHold)
+	require.Equal(t, msi(2006), d.hold)
+	// Cycle 2: the first request after the hold finds the log still full (its place was the
+	// last cycle's first request's).
+	al.sent()
+	d = al.observe(msi(2007), msi(2006), true, false, info(0), 0, 0)
+	assert.True(t, d.setHold)
+	assert.Equal(t, msi(1006)+msi(2006)-msi(1000), d.hold, "the last burst's offset after its hold")
+	// Without a hold before (the first cycle), the pace goes on.
+	fresh := allowance{windowed: true}
+	d = fresh.observe(msi(7), msi(6), true, false, info(0), 0, 0)
+	assert.False(t, d.setHold && d.hold > msi(7))
+}
