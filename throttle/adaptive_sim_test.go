@@ -38,15 +38,6 @@ type simServer struct {
 	st       algorithm.State
 	admitted int
 	denied   int
-	// trace, when set, records every decision (time since start, admitted).
-	trace  bool
-	events []simEvent
-}
-
-// simEvent is one decision of a tracing simServer.
-type simEvent struct {
-	at      time.Duration
-	allowed bool
 }
 
 // simAlg is an algorithm in force from offset at (since the server's start) on.
@@ -111,9 +102,6 @@ func (s *simServer) decide() *http.Response {
 		}
 	}
 	d := alg.Decide(&s.st, now, 1)
-	if s.trace {
-		s.events = append(s.events, simEvent{now.Sub(s.start), d.Allowed})
-	}
 	h := http.Header{}
 	status := http.StatusOK
 	if d.Allowed {
