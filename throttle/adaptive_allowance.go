@@ -91,10 +91,12 @@ type allowance struct {
 	judging bool
 	got     int64
 	gotFrom int64
-	// heldFor is the reset the last hold waited for; burstAt is when the first burst after it
-	// was granted. prevHeld and prevBurst are the same for the hold before (0: none).
-	heldFor, burstAt    int64
-	prevHeld, prevBurst int64
+	// heldFor is the reset the last hold waited for. burstLag is how long after a hold's end the
+	// first burst of its cycle was granted (0: not known); delayed is set when the current cycle's
+	// second request was made to wait that long (see Hold above), and burst when its first burst
+	// was granted.
+	heldFor, burstLag int64
+	delayed, burst    bool
 	// cycleSent counts the requests sent since the last hold began.
 	cycleSent int64
 	// throttles counts the throttles that found the quota empty, since the first of them
@@ -210,8 +212,15 @@ func (al *allowance) observe(t, sent int64, known bool, throttled bool, info rat
 		}
 	}
 	if d.burst > 0 {
-		if al.burstAt < al.heldFor && t >= al.heldFor {
-			al.burstAt = t // the first burst since the hold ended
+		if !al.burst && al.heldFor > 0 && t >= al.heldFor {
+			// The first burst since the hold ended: how long after it. A wait the limiter imposed
+			// itself (delayed) is not measured again, nor one longer than an eighth of the window
+			// (the callers were idle: nothing is measured, and the last lag stands).
+			al.burst = true
+			if lag := t - al.heldFor; !al.delayed && info.Window > 0 && lag <= int64(info.Window)/8 {
+				// The longest lately: it decays by an eighth a cycle.
+				al.burstLag = max(lag, al.burstLag-al.burstLag/8)
+			}
 		}
 		d.setHold = true // quota left: no hold
 		return d
@@ -250,8 +259,9 @@ func (al *allowance) observe(t, sent int64, known bool, throttled bool, info rat
 		// Right after a hold, the first request took the place of the last cycle's first one,
 		// and the burst after it left a round trip later: the next place frees up the same time
 		// after this hold (the next request waits until then, rather than for the pace).
-		if al.prevBurst > al.prevHeld && al.prevHeld > 0 && t >= al.heldFor {
-			if next := al.prevBurst + (al.heldFor - al.prevHeld); next > t {
+		if al.burstLag > 0 && !al.burst && !al.delayed && t >= al.heldFor {
+			if next := al.heldFor + al.burstLag; next > t {
+				al.delayed = true
 				d.setHold, d.hold = true, next
 			}
 		}
@@ -260,8 +270,7 @@ func (al *allowance) observe(t, sent int64, known bool, throttled bool, info rat
 	if al.windowed && al.hasReset && al.resetAt > t && (info.Window <= 0 || info.Reset <= info.Window) {
 		al.cycleSent = 0
 		d.setHold, d.hold = true, al.resetAt
-		al.prevHeld, al.prevBurst = al.heldFor, al.burstAt
-		al.heldFor = al.resetAt
+		al.heldFor, al.burst, al.delayed = al.resetAt, false, false
 	}
 	return d
 }

@@ -293,34 +293,62 @@ func TestAdaptiveRemainingNoWait(t *testing.T) {
 // request after a hold takes the place of the last cycle's first request, and the burst after it
 // left later (a round trip, and the callers waking up). When that first request's response says
 // nothing is left, the next request waits as long after this hold as the last burst came after
-// the last hold, instead of going at the pace into a log that is still full.
+// the last hold, instead of going at the pace into a log that is still full. That lag is measured
+// only on cycles that were not delayed so (it would grow by a round trip every cycle), and not when
+// it is long (the callers were idle: the wait would be as long).
 func TestAllowanceSlidingLogCycleStart(t *testing.T) {
 	msi := func(n int64) int64 { return n * int64(time.Millisecond) }
 	info := func(remaining int64) ratelimitheader.Info {
 		return ratelimitheader.Info{Limit: 200, Window: time.Second, Remaining: remaining, HasRemaining: true,
 			Reset: time.Second, HasReset: true}
 	}
-	al := allowance{windowed: true}
-	// Cycle 1: the hold ended at 1,000 ms; the first request's response came at 1,006 ms and let
-	// the burst go.
-	al.heldFor = msi(1000)
-	d := al.observe(msi(1006), msi(1000), true, false, info(199), 0, 0)
-	require.Positive(t, d.burst)
-	for range 200 {
+	// cycle runs a cycle whose hold ended at held: the first request's response (at held+1 ms)
+	// says first remain; when none do, the burst is granted at burstAt. It returns the hold the
+	// first response asked for (0: none) and the hold that ends the cycle.
+	cycle := func(al *allowance, held, burstAt int64, first int64) (wait, next int64) {
+		al.sent()
+		d := al.observe(held+msi(1), held, true, false, info(first), 0, 0)
+		if d.setHold {
+			wait = d.hold
+		}
+		if first == 0 {
+			require.Positive(t, al.observe(burstAt, burstAt-msi(1), true, false, info(199), 0, 0).burst)
+		}
+		for range 199 {
+			al.sent()
+		}
+		d = al.observe(burstAt+msi(20), burstAt+msi(15), true, false, info(0), 0, 0)
+		require.True(t, d.setHold)
+		return wait, d.hold
+	}
+	al := allowance{windowed: true, heldFor: msi(1000)}
+	// Cycle 1: the burst went 6 ms after the hold (its first response said 199 remain).
+	al.sent()
+	require.Positive(t, al.observe(msi(1006), msi(1000), true, false, info(199), 0, 0).burst)
+	for range 199 {
 		al.sent()
 	}
-	// The quota is spent: the response that says so holds until the reset (1,006 + 1,000 ms).
-	d = al.observe(msi(1030), msi(1025), true, false, info(0), 0, 0)
+	d := al.observe(msi(1030), msi(1025), true, false, info(0), 0, 0)
 	require.True(t, d.setHold)
-	require.Equal(t, msi(2006), d.hold)
-	// Cycle 2: the first request after the hold finds the log still full (its place was the
-	// last cycle's first request's).
-	al.sent()
-	d = al.observe(msi(2007), msi(2006), true, false, info(0), 0, 0)
-	assert.True(t, d.setHold)
-	assert.Equal(t, msi(1006)+msi(2006)-msi(1000), d.hold, "the last burst's offset after its hold")
-	// Without a hold before (the first cycle), the pace goes on.
-	fresh := allowance{windowed: true}
-	d = fresh.observe(msi(7), msi(6), true, false, info(0), 0, 0)
-	assert.False(t, d.setHold && d.hold > msi(7))
+	held := d.hold // the reset announced at 1,006 ms
+	require.Equal(t, msi(2006), held)
+	// Cycle 2: the first request finds the log still full: the next waits 6 ms after the hold.
+	wait, held := cycle(&al, held, held+msi(7), 0)
+	assert.Equal(t, msi(2006)+msi(6), wait, "the last burst's lag after its hold")
+	// Cycle 3: the same lag, not one grown by cycle 2's wait (its burst came 7 ms after its hold).
+	wait, _ = cycle(&al, held, held+msi(7), 0)
+	assert.Equal(t, held+msi(6), wait, "the lag does not grow")
+
+	// The callers were idle after the hold: no lag is known, and nothing waits.
+	idle := allowance{windowed: true, heldFor: msi(1000)}
+	idle.sent()
+	require.Positive(t, idle.observe(msi(1500), msi(1499), true, false, info(199), 0, 0).burst)
+	for range 199 {
+		idle.sent()
+	}
+	d = idle.observe(msi(1530), msi(1525), true, false, info(0), 0, 0)
+	require.True(t, d.setHold)
+	idle.sent()
+	d = idle.observe(d.hold+msi(1), d.hold, true, false, info(0), 0, 0)
+	assert.False(t, d.setHold, "no wait after an idle spell")
 }
