@@ -134,6 +134,7 @@ func NewAdaptive(opts ...AdaptiveOption) (*Adaptive, error) {
 	a := &Adaptive{cfg: c}
 	a.pacer.sent = a.markSent
 	a.ctl.init(&a.cfg)
+	a.cyc.maxRate = c.maxRate
 	a.pacer.interval = intervalOf(a.ctl.pace)
 	return a, nil
 }
@@ -181,7 +182,7 @@ func (a *Adaptive) Reserve(now time.Time) (Reservation, error) {
 			a.hist.reset()
 			a.allow = allowance{}
 			a.guess = windowGuess{}
-			a.cyc = windowCycles{}
+			a.cyc = windowCycles{maxRate: a.cfg.maxRate}
 			a.pacer.burst, a.pacer.hold = 0, 0
 		}
 		a.setPace(t)
@@ -329,8 +330,9 @@ type AdaptiveStats struct {
 	// they caused (at most one per epoch).
 	Successes, Throttles, Cuts int64
 	// Allowance is how many requests may go at once, without waiting for the pace, because the
-	// server said that much of its quota remains (see NewAdaptive); 0 when it said nothing, when
-	// it is spent, or when the remaining count is not believed.
+	// server said that much of its quota remains (see NewAdaptive), or because a learned window
+	// quota came back (WindowQuota); 0 when there is none, when it is spent, or when the
+	// remaining count is not believed.
 	Allowance int64
 	// InFlight is the number of requests sent whose response has not been observed yet.
 	InFlight int

@@ -548,9 +548,9 @@ func (c *control) grow(t int64, busy bool) {
 	}
 }
 
-// cyclesDropped takes over from window cycles (adaptive_cycle.go) that were dropped at t, after
-// they sent at rate (their quota per period) and drew throttles: others use the key, or the
-// server is no window. The law cuts as hard as it may (to cutMin of that rate), with that rate as
+// cyclesDropped takes over from window cycles (adaptive_cycle.go) that were dropped at t because
+// others use the key: they sent at rate (their quota per period), and a burst after a listening
+// gap drew throttles. The law cuts as hard as it may (to cutMin of that rate), with that rate as
 // its bound, and probes from there, so that limiters sharing the key converge to equal shares.
 func (c *control) cyclesDropped(t int64, rate float64) {
 	c.phase = phaseSteady
@@ -560,6 +560,8 @@ func (c *control) cyclesDropped(t int64, rate float64) {
 	}
 	c.recover, c.plateau = 0, t
 	c.newEpoch(t)
+	c.rate = min(max(c.rate, c.cfg.minRate), c.ceiling())
+	c.updatePace(t)
 }
 
 // updatePace derives the pacer's rate from the law's rate, the declared ceiling and a spread.

@@ -100,7 +100,12 @@ type windowCycles struct {
 	lossy    bool
 	tailAt   int64
 	tailFrom int64 // the quota when the tail probe began
-	cycles   int64
+	// grewFrom is the quota before a tail probe raised it, until the cycle after it came back
+	// whole; 0 when the quota did not grow.
+	grewFrom int64
+	// maxRate bounds quota per period (WithRateBounds); 0 for none.
+	maxRate float64
+	cycles  int64
 	// listenNext is set when the current cycle's hold ends cycleListen later (a listening gap),
 	// listening when the current cycle began after one.
 	listenNext, listening bool
@@ -215,6 +220,7 @@ func (w *windowCycles) observe(t, sent int64, throttled, retryAfter bool, inflig
 		// The first request after the hold (or, in a wall, after its first throttle).
 		if w.walled {
 			if throttled {
+				w.lastNo = max(w.lastNo, sent)
 				return cycleDecision{}
 			}
 			return w.wallEnded(t, sent, inflightSince)
@@ -246,9 +252,9 @@ func (w *windowCycles) observe(t, sent int64, throttled, retryAfter bool, inflig
 	case w.tailAt > 0 && w.got > w.quota:
 		// More than the quota was admitted in this cycle: a probe beyond it was. Probe on, up to
 		// twice the quota the cycle began with (a probe that outlasts a fixed window finds the
-		// next one's quota).
-		w.quota = w.got
-		if w.got >= 2*w.tailFrom {
+		// next one's quota), and no faster than the maximum rate.
+		w.grewFrom, w.quota = w.tailFrom, w.got
+		if w.got >= 2*w.tailFrom || w.over(w.quota+1, w.period) {
 			return cycleDecision{}
 		}
 		return cycleDecision{act: true, grant: 1, hold: w.hold}
@@ -276,7 +282,7 @@ func (w *windowCycles) throttle(t, sent int64) cycleDecision {
 		}
 		w.lastNo = max(w.lastNo, sent)
 	}
-	if w.mode == cycleProbation && 2*w.got < w.quota {
+	if w.mode == cycleProbation && sent >= w.begin && 2*w.got < w.quota {
 		return w.refute(false) // the first cycle found no quota that comes back whole
 	}
 	return cycleDecision{}
@@ -288,6 +294,9 @@ func (w *windowCycles) tooEarly(sent int64) cycleDecision {
 	w.early = max(w.early, sent-w.begin)
 	if w.early < w.period {
 		w.hold = w.begin + w.holdAfter()
+		if w.listenNext {
+			w.hold += int64(float64(w.period) * cycleListen)
+		}
 		return cycleDecision{act: true, hold: w.hold}
 	}
 	// Not back within the period: the wall lasts longer than thought (the first guess was made
@@ -298,6 +307,10 @@ func (w *windowCycles) tooEarly(sent int64) cycleDecision {
 
 // onTime applies the first success after the hold: the quota is back, and a cycle begins.
 func (w *windowCycles) onTime(t, sent int64, inflightSince func(int64) int64) cycleDecision {
+	if w.lossy && w.grewFrom > 0 {
+		// The quota that a tail probe found was more than comes back: back to what it was.
+		w.quota, w.grewFrom, w.lossy = w.grewFrom, 0, false
+	}
 	if w.lossy && (w.listening || w.strike(t)) {
 		// Throttles in a burst after a listening gap: others took quota meanwhile.
 		return w.refute(true)
@@ -322,7 +335,8 @@ func (w *windowCycles) wallEnded(t, sent int64, inflightSince func(int64) int64)
 		// The server refused all along: a wall with a long silence in it (the limiter backed off,
 		// or its callers paused) proves nothing.
 		dense := w.lastNo > w.lastOK && sent-w.lastNo <= wall/2
-		if w.got >= cycleMinQuota && wall >= cycleMinWall && wall >= cycleWallRatio*burst && dense {
+		if w.got >= cycleMinQuota && wall >= cycleMinWall && wall >= cycleWallRatio*burst && dense &&
+			!w.over(w.got, sent-w.begin) {
 			w.quota, w.period, w.mode = w.got, sent-w.begin, cycleProbation
 			if w.lastNo > w.begin {
 				w.early = w.lastNo - w.begin
@@ -334,8 +348,19 @@ func (w *windowCycles) wallEnded(t, sent int64, inflightSince func(int64) int64)
 	case cycleProbation:
 		w.mode = cycleConfirmed
 	}
+	if sent-max(w.lastNo, w.hold) > wall/2 {
+		// A silence ended it (the callers were idle, past the hold), not the server: it tells
+		// nothing of the period. The quota is back: a cycle begins.
+		w.lossy = false
+		return w.startCycle(sent, inflightSince)
+	}
 	// A wall in a guessed cycle: the quota took longer to come back than the period (the longest
 	// is kept), or the server admitted less of it than the guess (the quota shrinks).
+	if w.lossy && w.grewFrom > 0 {
+		// The quota that a tail probe found was more than comes back (a probe that the network
+		// delayed past the window's end): back to what it was.
+		w.quota, w.grewFrom, w.lossy = w.grewFrom, 0, false
+	}
 	if w.lossy && (w.listening || w.strike(t)) {
 		return w.refute(true)
 	}
@@ -353,6 +378,11 @@ func (w *windowCycles) wallEnded(t, sent int64, inflightSince func(int64) int64)
 		w.quota = max(w.got, 1)
 	}
 	return w.startCycle(sent, inflightSince)
+}
+
+// over reports whether quota per period would exceed the maximum rate.
+func (w *windowCycles) over(quota, period int64) bool {
+	return w.maxRate > 0 && (period <= 0 || float64(quota) > w.maxRate*time.Duration(period).Seconds())
 }
 
 // strike counts a cycle whose burst drew throttles, at t; it reports whether the guess is
@@ -378,6 +408,9 @@ func (w *windowCycles) restart(sent int64) {
 // startCycle begins a cycle with the success of a request sent at sent: what is left of the
 // quota goes at once, and the requests after it wait for the hold.
 func (w *windowCycles) startCycle(sent int64, inflightSince func(int64) int64) cycleDecision {
+	if w.tailAt == 0 {
+		w.grewFrom = 0 // the cycle after the growth came back whole: the quota stands
+	}
 	w.restart(sent)
 	w.lossy, w.tailAt = false, 0
 	w.cycles++

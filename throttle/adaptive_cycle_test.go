@@ -230,3 +230,96 @@ func TestWindowCyclesTailProbeGrowsTheQuota(t *testing.T) {
 	}
 	t.Fatal("no cycle probed its tail")
 }
+
+func TestWindowCyclesIdleIsNoWall(t *testing.T) {
+	// A cycle's burst ends in a throttle, then the callers go idle for a minute: the success after
+	// that ends no wall, and the period stands.
+	r, _ := confirmed(t)
+	for i := range int64(199) {
+		r.ok(1999 + i/16)
+	}
+	r.no(2020)
+	_, before := r.w.learned()
+	d := r.ok(62000)
+	require.True(t, d.act, "the quota is back: a cycle begins")
+	_, after := r.w.learned()
+	assert.Equal(t, before, after)
+	assert.Less(t, d.hold-62000*cms, 2*int64(time.Second), "the next hold is a period away, not a minute")
+}
+
+func TestWindowCyclesTailGrowthUndone(t *testing.T) {
+	// A tail probe that a delay let through makes the quota 201; the next cycle's burst draws a
+	// throttle: the quota goes back to 200, and the guess stands.
+	r, _ := confirmed(t)
+	begin := int64(1999)
+	for range 8 {
+		probing := r.w.probing()
+		for i := range int64(199) {
+			r.ok(begin + i/16)
+		}
+		if probing {
+			r.send(begin+20, 1)
+			r.ok(begin + 20)
+			r.send(begin+21, 1)
+			r.no(begin + 21)
+			quota, _ := r.w.learned()
+			require.Equal(t, int64(201), quota)
+			// The next cycle: 200 admitted, one of its 201 throttled (mid-burst).
+			begin = ceilMs(r.w.hold)
+			r.ok(begin)
+			r.send(begin, 200)
+			for i := range int64(100) {
+				r.ok(begin + i/16)
+			}
+			r.no(begin + 6)
+			for i := range int64(99) {
+				r.ok(begin + 7 + i/16)
+			}
+			begin = ceilMs(r.w.hold)
+			r.ok(begin)
+			quota, _ = r.w.learned()
+			assert.Equal(t, int64(200), quota)
+			assert.True(t, r.w.guessing(), "not refuted")
+			assert.Zero(t, r.w.strikes, "the throttle is the growth's, not another client's")
+			return
+		}
+		begin = ceilMs(r.w.hold)
+		r.ok(begin)
+		r.send(begin, 199)
+	}
+	t.Fatal("no cycle probed its tail")
+}
+
+func TestWindowCyclesRespectTheMaximumRate(t *testing.T) {
+	// 200 per second is above a maximum of 50/s: no guess.
+	r := &cycleRun{t: t, w: windowCycles{maxRate: 50}}
+	r.burstThenWall(200, []int64{100, 300, 600, 900}, 1001)
+	assert.False(t, r.w.guessing())
+}
+
+func TestWindowCyclesProbationIgnoresTheWallsThrottles(t *testing.T) {
+	// A throttle for a request sent in the wall, observed after the success that ended it, does
+	// not refute the first cycle.
+	r := &cycleRun{t: t}
+	r.burstThenWall(200, []int64{100, 300, 600, 900}, 1001)
+	r.no(950)
+	assert.True(t, r.w.guessing())
+}
+
+func TestWindowCyclesSlowBucketRefuted(t *testing.T) {
+	// A bucket of 10 that refills one token every 150 ms, hammered by its callers: 10 at once,
+	// then a wall of throttles until the next token. It is guessed as 10 per 150 ms, and the
+	// first cycle, which finds one token and then throttles, refutes it.
+	r := &cycleRun{t: t}
+	for i := range int64(10) {
+		r.ok(i / 10)
+	}
+	for at := int64(2); at < 150; at += 10 {
+		r.no(at)
+	}
+	r.ok(151)
+	require.True(t, r.w.guessing())
+	d := r.no(152)
+	assert.True(t, d.act)
+	assert.False(t, r.w.guessing())
+}
