@@ -257,10 +257,12 @@ func (al *allowance) observe(t, sent int64, known bool, throttled bool, info rat
 		// Less than the quota sent since the last hold: a sliding log's entries are still
 		// leaving (or others took some; then the pace draws throttles, and they are found out).
 		// Right after a hold, the first request took the place of the last cycle's first one,
-		// and the burst after it left a round trip later: the next place frees up the same time
-		// after this hold (the next request waits until then, rather than for the pace).
+		// and the burst after it left a round trip later: the next place frees up about as long
+		// after this hold. The next request waits twice that lag (it is measured to the burst's
+		// grant; the burst's requests reach the server later still, by the callers waking up
+		// and the way there), rather than going at the pace into the full log.
 		if al.burstLag > 0 && !al.burst && !al.delayed && t >= al.heldFor {
-			if next := al.heldFor + al.burstLag; next > t {
+			if next := al.heldFor + 2*al.burstLag; next > t {
 				al.delayed = true
 				d.setHold, d.hold = true, next
 			}

@@ -292,8 +292,8 @@ func TestAdaptiveRemainingNoWait(t *testing.T) {
 // TestAllowanceSlidingLogCycleStart: against a sliding log whose quota came back whole, the first
 // request after a hold takes the place of the last cycle's first request, and the burst after it
 // left later (a round trip, and the callers waking up). When that first request's response says
-// nothing is left, the next request waits as long after this hold as the last burst came after
-// the last hold, instead of going at the pace into a log that is still full. That lag is measured
+// nothing is left, the next request waits twice as long after this hold as the last burst came
+// after the last hold, instead of going at the pace into a log that is still full. That lag is measured
 // only on cycles that were not delayed so (it would grow by a round trip every cycle), and not when
 // it is long (the callers were idle: the wait would be as long).
 func TestAllowanceSlidingLogCycleStart(t *testing.T) {
@@ -332,12 +332,13 @@ func TestAllowanceSlidingLogCycleStart(t *testing.T) {
 	require.True(t, d.setHold)
 	held := d.hold // the reset announced at 1,006 ms
 	require.Equal(t, msi(2006), held)
-	// Cycle 2: the first request finds the log still full: the next waits 6 ms after the hold.
+	// Cycle 2: the first request finds the log still full: the next waits twice the last burst's
+	// lag after its hold (6 ms).
 	wait, held := cycle(&al, held, held+msi(7), 0)
-	assert.Equal(t, msi(2006)+msi(6), wait, "the last burst's lag after its hold")
+	assert.Equal(t, msi(2006)+2*msi(6), wait, "twice the last burst's lag after its hold")
 	// Cycle 3: the same lag, not one grown by cycle 2's wait (its burst came 7 ms after its hold).
 	wait, _ = cycle(&al, held, held+msi(7), 0)
-	assert.Equal(t, held+msi(6), wait, "the lag does not grow")
+	assert.Equal(t, held+2*msi(6), wait, "the lag does not grow")
 
 	// The callers were idle after the hold: no lag is known, and nothing waits.
 	idle := allowance{windowed: true, heldFor: msi(1000)}
