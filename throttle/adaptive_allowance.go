@@ -91,12 +91,13 @@ type allowance struct {
 	judging bool
 	got     int64
 	gotFrom int64
-	// heldFor is the reset the last hold waited for. burstLag is how long after a hold's end the
+	// heldFor is the reset the last hold waited for, and holdEnd when that hold ended: the
+	// reset and a slack (see holdSlackDiv). burstLag is how long after a hold's end the
 	// first burst of its cycle was granted (0: not known); delayed is set when the current cycle's
 	// second request was made to wait that long (see Hold above), and burst when its first burst
 	// was granted.
-	heldFor, burstLag int64
-	delayed, burst    bool
+	heldFor, holdEnd, burstLag int64
+	delayed, burst             bool
 	// cycleSent counts the requests sent since the last hold began.
 	cycleSent int64
 	// throttles counts the throttles that found the quota empty, since the first of them
@@ -114,6 +115,12 @@ const (
 	throttleMemory    = int64(30 * time.Second)
 	maxEmptyThrottles = 2
 )
+
+// holdSlackDiv: a hold for a window's reset ends a window/holdSlackDiv after it (2 ms of a
+// second). Each cycle then begins a little later than the one before ended: against a sliding
+// log, whose places free up one by one as the last cycle's requests age, every request of a cycle
+// reaches the server that much after the one whose place it takes, rather than racing it.
+const holdSlackDiv = 500
 
 // jitterReserve is how much bunching at the server the allowance leaves room for: it keeps back
 // what the declared rate admits in this time (see Reserve above).
@@ -212,12 +219,12 @@ func (al *allowance) observe(t, sent int64, known bool, throttled bool, info rat
 		}
 	}
 	if d.burst > 0 {
-		if !al.burst && al.heldFor > 0 && t >= al.heldFor {
+		if !al.burst && al.holdEnd > 0 && t >= al.holdEnd {
 			// The first burst since the hold ended: how long after it. A wait the limiter imposed
 			// itself (delayed) is not measured again, nor one longer than an eighth of the window
 			// (the callers were idle: nothing is measured, and the last lag stands).
 			al.burst = true
-			if lag := t - al.heldFor; !al.delayed && info.Window > 0 && lag <= int64(info.Window)/8 {
+			if lag := t - al.holdEnd; !al.delayed && info.Window > 0 && lag <= int64(info.Window)/8 {
 				// The longest lately: it decays by an eighth a cycle.
 				al.burstLag = max(lag, al.burstLag-al.burstLag/8)
 			}
@@ -230,7 +237,7 @@ func (al *allowance) observe(t, sent int64, known bool, throttled bool, info rat
 		return d
 	}
 	if al.heldFor == al.resetAt && al.resetAt > t {
-		d.setHold, d.hold = true, al.resetAt // already waiting for this reset
+		d.setHold, d.hold = true, al.holdEnd // already waiting for this reset
 		return d
 	}
 	switch {
@@ -261,8 +268,8 @@ func (al *allowance) observe(t, sent int64, known bool, throttled bool, info rat
 		// after this hold. The next request waits twice that lag (it is measured to the burst's
 		// grant; the burst's requests reach the server later still, by the callers waking up
 		// and the way there), rather than going at the pace into the full log.
-		if al.burstLag > 0 && !al.burst && !al.delayed && t >= al.heldFor {
-			if next := al.heldFor + 2*al.burstLag; next > t {
+		if al.burstLag > 0 && !al.burst && !al.delayed && t >= al.holdEnd {
+			if next := al.holdEnd + 2*al.burstLag; next > t {
 				al.delayed = true
 				d.setHold, d.hold = true, next
 			}
@@ -271,8 +278,9 @@ func (al *allowance) observe(t, sent int64, known bool, throttled bool, info rat
 	}
 	if al.windowed && al.hasReset && al.resetAt > t && (info.Window <= 0 || info.Reset <= info.Window) {
 		al.cycleSent = 0
-		d.setHold, d.hold = true, al.resetAt
 		al.heldFor, al.burst, al.delayed = al.resetAt, false, false
+		al.holdEnd = al.resetAt + int64(info.Window)/holdSlackDiv
+		d.setHold, d.hold = true, al.holdEnd
 	}
 	return d
 }

@@ -239,8 +239,9 @@ func TestAdaptiveWindowHold(t *testing.T) {
 			now = now.Add(ms(100))
 			r, _ = a.Reserve(now)
 			if tt.hold {
-				// Until the reset the first response of the window announced (t=1 from first).
-				assert.Equal(t, first.Add(time.Second).Sub(now), r.Delay(now))
+				// Until the reset the first response of the window announced (t=1 from first),
+				// and its slack (a window/holdSlackDiv: 2 ms).
+				assert.Equal(t, first.Add(time.Second+time.Second/holdSlackDiv).Sub(now), r.Delay(now))
 			} else {
 				assert.Less(t, r.Delay(now), 200*time.Millisecond)
 			}
@@ -321,7 +322,7 @@ func TestAllowanceSlidingLogCycleStart(t *testing.T) {
 		require.True(t, d.setHold)
 		return wait, d.hold
 	}
-	al := allowance{windowed: true, heldFor: msi(1000)}
+	al := allowance{windowed: true, heldFor: msi(1000), holdEnd: msi(1000)}
 	// Cycle 1: the burst went 6 ms after the hold (its first response said 199 remain).
 	al.sent()
 	require.Positive(t, al.observe(msi(1006), msi(1000), true, false, info(199), 0, 0).burst)
@@ -330,18 +331,19 @@ func TestAllowanceSlidingLogCycleStart(t *testing.T) {
 	}
 	d := al.observe(msi(1030), msi(1025), true, false, info(0), 0, 0)
 	require.True(t, d.setHold)
-	held := d.hold // the reset announced at 1,006 ms
-	require.Equal(t, msi(2006), held)
+	held := d.hold // the reset announced at 1,006 ms, and the slack (2 ms)
+	require.Equal(t, msi(2008), held)
 	// Cycle 2: the first request finds the log still full: the next waits twice the last burst's
 	// lag after its hold (6 ms).
-	wait, held := cycle(&al, held, held+msi(7), 0)
-	assert.Equal(t, msi(2006)+2*msi(6), wait, "twice the last burst's lag after its hold")
+	wait, next := cycle(&al, held, held+msi(7), 0)
+	assert.Equal(t, held+2*msi(6), wait, "twice the last burst's lag after its hold")
+	held = next
 	// Cycle 3: the same lag, not one grown by cycle 2's wait (its burst came 7 ms after its hold).
 	wait, _ = cycle(&al, held, held+msi(7), 0)
 	assert.Equal(t, held+2*msi(6), wait, "the lag does not grow")
 
 	// The callers were idle after the hold: no lag is known, and nothing waits.
-	idle := allowance{windowed: true, heldFor: msi(1000)}
+	idle := allowance{windowed: true, heldFor: msi(1000), holdEnd: msi(1000)}
 	idle.sent()
 	require.Positive(t, idle.observe(msi(1500), msi(1499), true, false, info(199), 0, 0).burst)
 	for range 199 {
