@@ -44,6 +44,37 @@ func (r *cycleRun) send(sentMs int64, n int) {
 	}
 }
 
+// burst feeds the successes of the 199 requests a cycle that began at beginMs lets go at once.
+func (r *cycleRun) burst(beginMs int64) {
+	for i := range int64(199) {
+		r.ok(beginMs + i/16)
+	}
+}
+
+// nextCycle feeds the success of the first request after the hold, which begins a cycle, notes
+// the 199 requests that cycle lets go, and returns when it began.
+func (r *cycleRun) nextCycle() (beginMs int64) {
+	beginMs = ceilMs(r.w.hold)
+	r.ok(beginMs)
+	r.send(beginMs, 199)
+	return beginMs
+}
+
+// untilProbing runs the cycles from the one that began at beginMs on until one probes its tail,
+// feeds that cycle's burst, and returns when it began.
+func (r *cycleRun) untilProbing(beginMs int64) int64 {
+	for range 8 {
+		probing := r.w.probing()
+		r.burst(beginMs)
+		if probing {
+			return beginMs
+		}
+		beginMs = r.nextCycle()
+	}
+	r.t.Fatal("no cycle probed its tail")
+	return 0
+}
+
 // burstThenWall feeds what a window of quota per second shows a client that starts unpaced at 0:
 // quota successes sent over the first 13 ms, throttles at 14 ms and across the wall (sent at
 // wallNos), and the success that ends the wall, sent at endMs.
@@ -149,9 +180,7 @@ func confirmed(t *testing.T) (*cycleRun, int64) {
 	r := &cycleRun{t: t}
 	r.burstThenWall(200, []int64{100, 300, 600, 900}, 1001)
 	r.send(1001, 199)
-	for i := range int64(199) {
-		r.ok(1002 + i/16)
-	}
+	r.burst(1002)
 	hold := r.w.hold
 	d := r.no(ceilMs(hold))
 	require.True(t, d.act)
@@ -185,9 +214,7 @@ func TestWindowCyclesContended(t *testing.T) {
 	var d cycleDecision
 	begin := int64(1999)
 	for range 8 {
-		for i := range int64(199) {
-			r.ok(begin + i/16)
-		}
+		r.burst(begin)
 		if r.w.listening {
 			r.no(begin + 20)
 		}
@@ -204,40 +231,25 @@ func TestWindowCyclesContended(t *testing.T) {
 func TestWindowCyclesTailProbeGrowsTheQuota(t *testing.T) {
 	r, _ := confirmed(t)
 	// Run cycles until one probes its tail; the server admits 220.
-	begin := int64(1999)
-	for range 8 {
-		probing := r.w.probing()
-		for i := range int64(199) {
-			r.ok(begin + i/16)
+	begin := r.untilProbing(1999)
+	for n := 0; n < 20; n++ {
+		r.send(begin+20+int64(n), 1)
+		d := r.ok(begin + 20 + int64(n))
+		if n < 19 {
+			require.Equal(t, int64(1), d.grant, "probe on, one at a time")
 		}
-		if probing {
-			for n := 0; n < 20; n++ {
-				r.send(begin+20+int64(n), 1)
-				d := r.ok(begin + 20 + int64(n))
-				if n < 19 {
-					require.Equal(t, int64(1), d.grant, "probe on, one at a time")
-				}
-			}
-			r.send(begin+45, 1)
-			r.no(begin + 45)
-			quota, _ := r.w.learned()
-			assert.Equal(t, int64(220), quota)
-			return
-		}
-		begin = ceilMs(r.w.hold)
-		r.ok(begin)
-		r.send(begin, 199)
 	}
-	t.Fatal("no cycle probed its tail")
+	r.send(begin+45, 1)
+	r.no(begin + 45)
+	quota, _ := r.w.learned()
+	assert.Equal(t, int64(220), quota)
 }
 
 func TestWindowCyclesIdleIsNoWall(t *testing.T) {
 	// A cycle's burst ends in a throttle, then the callers go idle for a minute: the success after
 	// that ends no wall, and the period stands.
 	r, _ := confirmed(t)
-	for i := range int64(199) {
-		r.ok(1999 + i/16)
-	}
+	r.burst(1999)
 	r.no(2020)
 	_, before := r.w.learned()
 	d := r.ok(62000)
@@ -251,43 +263,28 @@ func TestWindowCyclesTailGrowthUndone(t *testing.T) {
 	// A tail probe that a delay let through makes the quota 201; the next cycle's burst draws a
 	// throttle: the quota goes back to 200, and the guess stands.
 	r, _ := confirmed(t)
-	begin := int64(1999)
-	for range 8 {
-		probing := r.w.probing()
-		for i := range int64(199) {
-			r.ok(begin + i/16)
-		}
-		if probing {
-			r.send(begin+20, 1)
-			r.ok(begin + 20)
-			r.send(begin+21, 1)
-			r.no(begin + 21)
-			quota, _ := r.w.learned()
-			require.Equal(t, int64(201), quota)
-			// The next cycle: 200 admitted, one of its 201 throttled (mid-burst).
-			begin = ceilMs(r.w.hold)
-			r.ok(begin)
-			r.send(begin, 200)
-			for i := range int64(100) {
-				r.ok(begin + i/16)
-			}
-			r.no(begin + 6)
-			for i := range int64(99) {
-				r.ok(begin + 7 + i/16)
-			}
-			begin = ceilMs(r.w.hold)
-			r.ok(begin)
-			quota, _ = r.w.learned()
-			assert.Equal(t, int64(200), quota)
-			assert.True(t, r.w.guessing(), "not refuted")
-			assert.Zero(t, r.w.strikes, "the throttle is the growth's, not another client's")
-			return
-		}
-		begin = ceilMs(r.w.hold)
-		r.ok(begin)
-		r.send(begin, 199)
+	begin := r.untilProbing(1999)
+	r.send(begin+20, 1)
+	r.ok(begin + 20)
+	r.send(begin+21, 1)
+	r.no(begin + 21)
+	quota, _ := r.w.learned()
+	require.Equal(t, int64(201), quota)
+	// The next cycle: 200 admitted, one of its 201 throttled (mid-burst).
+	begin = r.nextCycle()
+	r.send(begin, 1)
+	for i := range int64(100) {
+		r.ok(begin + i/16)
 	}
-	t.Fatal("no cycle probed its tail")
+	r.no(begin + 6)
+	for i := range int64(99) {
+		r.ok(begin + 7 + i/16)
+	}
+	r.nextCycle()
+	quota, _ = r.w.learned()
+	assert.Equal(t, int64(200), quota)
+	assert.True(t, r.w.guessing(), "not refuted")
+	assert.Zero(t, r.w.strikes, "the throttle is the growth's, not another client's")
 }
 
 func TestWindowCyclesRespectTheMaximumRate(t *testing.T) {
