@@ -66,6 +66,15 @@ type Learner interface {
 	Observe(now time.Time, resp *http.Response, err error)
 }
 
+// AttemptLearner is a Learner that also wants to know when each attempt left, to measure the
+// round trip and to tell which requests the server had seen when it answered. When the key's
+// Limiter implements it, the Transport reads the clock just before passing the attempt on and calls
+// ObserveAttempt instead of Observe, with the same contract.
+type AttemptLearner interface {
+	Learner
+	ObserveAttempt(sent, now time.Time, resp *http.Response, err error)
+}
+
 // dueReservation is a reservation that was due when it was made. It never moves and cannot be
 // given back, so limiters return it without allocating.
 type dueReservation struct{}

@@ -25,6 +25,7 @@ type partition struct {
 	limInit      bool
 	lim          Limiter
 	learner      Learner
+	attempts     AttemptLearner // learner, when it also wants send times
 	newer, older *partition // the LRU list
 }
 

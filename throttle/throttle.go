@@ -189,6 +189,7 @@ func (t *Throttle) acquire(key string) (*partition, error) {
 			}
 			p.lim = lim
 			p.learner, _ = lim.(Learner)
+			p.attempts, _ = lim.(AttemptLearner)
 		}
 		p.limInit = true
 	}

@@ -73,13 +73,18 @@ func (tr *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			tr.t.onWait(req, key, time.Since(start))
 		}
 	}
+	var sent time.Time
+	if p.attempts != nil {
+		sent = time.Now()
+	}
 	resp, err := tr.next.RoundTrip(req)
-	tr.t.observe(p, resp, err)
+	tr.t.observe(p, sent, resp, err)
 	return resp, err
 }
 
-// observe applies an attempt's outcome to its partition: Retry-After first, then the Learner.
-func (t *Throttle) observe(p *partition, resp *http.Response, err error) {
+// observe applies an attempt's outcome to its partition: Retry-After first, then the Learner
+// (sent is when the attempt left, read only for an AttemptLearner).
+func (t *Throttle) observe(p *partition, sent time.Time, resp *http.Response, err error) {
 	var now time.Time
 	if resp != nil {
 		// Look the header up directly first: most responses have none, and then no clock is read.
@@ -93,6 +98,10 @@ func (t *Throttle) observe(p *partition, resp *http.Response, err error) {
 	if p.learner != nil {
 		if now.IsZero() {
 			now = time.Now()
+		}
+		if p.attempts != nil {
+			p.attempts.ObserveAttempt(sent, now, resp, err)
+			return
 		}
 		p.learner.Observe(now, resp, err)
 	}

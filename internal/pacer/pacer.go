@@ -1,0 +1,367 @@
+// Package pacer is the one FIFO reservation schedule under steady's pacing limiters: requests are
+// given slots in the order they reserve, on an integer clock (nanoseconds from an origin the owner
+// chooses), and a reservation whose slot moves is told through a channel.
+//
+// A Pacer spaces requests on one or more lanes. Each lane is a meter with a spacing per unit (the
+// requests lane counts 1 per request; a units lane counts a request's cost, such as tokens): a
+// request may go when every lane is free for it, and then occupies each lane for its cost times
+// the lane's spacing (a GCRA schedule with no tolerance: an even pace). On top of the lanes:
+//   - a hold: nothing goes before it (the end of a pause, a window's reset);
+//   - a credit: up to that many requests go at once, ahead of the spacing, while nothing is
+//     waiting (what the server said remains of its quota); the spacing resumes after the last one;
+//   - a cap on requests in flight (sent and not yet answered), for probing a server's burst.
+//
+// The Pacer is not safe for concurrent use by itself: its owner guards it with the lock it passes to
+// New, and holds that lock around every Pacer method. Reservations take the same lock in their own
+// methods, so they are safe for concurrent use.
+package pacer
+
+import (
+	"math"
+	"sync"
+	"time"
+)
+
+// Lanes a Pacer meters: requests (1 per request) and units (a request's cost).
+const (
+	LaneRequests = iota
+	LaneUnits
+	numLanes
+)
+
+// Pacer is a FIFO schedule; see the package doc. Create it with New.
+type Pacer struct {
+	mu    sync.Locker
+	clock func(time.Time) int64
+
+	interval [numLanes]int64 // spacing per unit in nanoseconds; 0 = unpaced lane
+	free     [numLanes]int64 // when each lane is free again, after the requests already due
+	// lastSlot and lastCost are the latest due request's, so that a new spacing counts from it.
+	lastSlot, lastCost int64
+	sentAny            bool
+	hold     int64
+	credit   int64
+	// maxInFlight caps the requests sent and not yet answered; 0 = no cap.
+	maxInFlight int
+	inFlight    int
+	// capWait is how long a request held back by the cap waits at most (the owner's estimate of a
+	// round trip): answers that are late do not hold it forever.
+	capWait int64
+
+	head, tail *Reservation
+	pending    int
+
+	onSent func(slot, cost int64)
+}
+
+// New returns a Pacer guarded by mu (which its owner holds around every call) on the clock that
+// converts a time into the owner's integer nanoseconds (called with mu held; it must never go
+// back). onSent, when not nil, is told of every request as it comes due, in order, with its slot
+// and cost.
+func New(mu sync.Locker, clock func(time.Time) int64, onSent func(slot, cost int64)) *Pacer {
+	return &Pacer{mu: mu, clock: clock, onSent: onSent}
+}
+
+// Reservation is one request booked with a Pacer. Its methods are safe for concurrent use; they
+// implement throttle.Reservation.
+type Reservation struct {
+	p          *Pacer
+	slot       int64
+	cost       int64
+	after      [numLanes]int64 // the lanes' free times once this request has gone
+	prev, next *Reservation
+	inList     bool
+	changed    chan struct{}
+}
+
+// Interval returns the spacing per unit of lane, in nanoseconds (0: unpaced).
+func (p *Pacer) Interval(lane int) int64 { return p.interval[lane] }
+
+// Pending returns how many reservations are waiting for their slot.
+func (p *Pacer) Pending() int { return p.pending }
+
+// Credit returns how many requests may still go at once.
+func (p *Pacer) Credit() int64 { return p.credit }
+
+// Hold returns the hold (0: none).
+func (p *Pacer) Hold() int64 { return p.hold }
+
+// InFlight returns how many requests are sent and not yet answered (see Answered).
+func (p *Pacer) InFlight() int { return p.inFlight }
+
+// Reserve books a request of cost (at least 1) at t. It returns nil when the request may go at
+// once (it is then counted as sent), else its pending Reservation, linked at the tail.
+func (p *Pacer) Reserve(t, cost int64) *Reservation {
+	cost = max(cost, 1)
+	p.Settle(t)
+	if p.head == nil && p.fitsInFlight() {
+		if p.credit > 0 && t >= p.hold {
+			p.credit--
+			p.send(t, cost, p.creditAfter(t, cost))
+			return nil
+		}
+		if slot, after := p.slotFor(t, cost, p.free); slot <= t {
+			p.send(slot, cost, after)
+			return nil
+		}
+	}
+	r := &Reservation{p: p, cost: cost, prev: p.tail, inList: true}
+	if p.tail != nil {
+		p.tail.next = r
+	} else {
+		p.head = r
+	}
+	p.tail = r
+	p.pending++
+	p.place(r, t)
+	return r
+}
+
+// fitsInFlight reports whether one more request may be in flight.
+func (p *Pacer) fitsInFlight() bool { return p.maxInFlight <= 0 || p.inFlight < p.maxInFlight }
+
+// slotFor is the earliest slot at or after t at which a request of cost fits every lane whose free
+// times are from, and the lanes' free times after it.
+func (p *Pacer) slotFor(t, cost int64, from [numLanes]int64) (int64, [numLanes]int64) {
+	s := max(t, p.hold)
+	for l := range numLanes {
+		if p.interval[l] > 0 {
+			s = max(s, from[l])
+		}
+	}
+	var after [numLanes]int64
+	for l := range numLanes {
+		units := int64(1)
+		if l == LaneUnits {
+			units = cost
+		}
+		after[l] = addSat(s, mulSat(units, p.interval[l]))
+	}
+	return s, after
+}
+
+// creditAfter is the lanes' free times after a request of cost sent from the credit at t: the
+// spacing resumes one spacing after it, whatever was booked before.
+func (p *Pacer) creditAfter(t, cost int64) [numLanes]int64 {
+	_, after := p.slotFor(t, cost, [numLanes]int64{})
+	return after
+}
+
+// place gives r its slot behind its predecessor (or the requests already due). A request that
+// waits for a place in flight is given the slot capWait from t; Answered places it again when a
+// place frees up.
+func (p *Pacer) place(r *Reservation, t int64) {
+	from := p.free
+	if r.prev != nil {
+		from = r.prev.after
+	}
+	s, after := p.slotFor(t, r.cost, from)
+	if p.maxInFlight > 0 && p.inFlight+p.indexOf(r) >= p.maxInFlight {
+		s = max(s, addSat(t, p.capWait))
+	}
+	r.after = after
+	if s != r.slot {
+		r.slot = s
+		r.notify()
+	}
+}
+
+// indexOf counts the reservations ahead of r in the list (0 for the head). Only used with an
+// in-flight cap, which is small.
+func (p *Pacer) indexOf(r *Reservation) int {
+	n := 0
+	for x := p.head; x != nil && x != r; x = x.next {
+		n++
+	}
+	return n
+}
+
+func (p *Pacer) send(slot, cost int64, after [numLanes]int64) {
+	p.free = after
+	p.lastSlot, p.lastCost, p.sentAny = slot, cost, true
+	p.inFlight++
+	if p.onSent != nil {
+		p.onSent(slot, cost)
+	}
+}
+
+// Settle moves the pending requests whose slot has come at t out of the list, in order, counting
+// them as sent.
+func (p *Pacer) Settle(t int64) {
+	for r := p.head; r != nil && r.slot <= t; r = p.head {
+		p.unlink(r)
+		p.send(r.slot, r.cost, r.after)
+	}
+}
+
+// Answered records that one request sent earlier was answered (or failed), freeing a place in
+// flight.
+func (p *Pacer) Answered(t int64) {
+	if p.inFlight > 0 {
+		p.inFlight--
+	}
+	if p.maxInFlight > 0 && p.head != nil {
+		p.Reschedule(t)
+	}
+}
+
+// Reschedule recomputes every pending slot at t from the lanes, the hold and the cap, keeping the
+// order, and wakes the reservations that moved.
+func (p *Pacer) Reschedule(t int64) {
+	p.Settle(t)
+	for r := p.head; r != nil; r = r.next {
+		p.place(r, t)
+	}
+	p.Settle(t)
+}
+
+// SetInterval sets the spacing per unit of lane (0: unpaced), counted from the latest request that
+// went, and reschedules the waiting requests when it changed by more than 1% (a stream of tiny
+// adjustments would wake every waiter on every response for nothing).
+func (p *Pacer) SetInterval(t int64, lane int, iv int64) {
+	old := p.interval[lane]
+	iv = max(iv, 0)
+	if iv == old {
+		return
+	}
+	p.interval[lane] = iv
+	if p.sentAny {
+		units := int64(1)
+		if lane == LaneUnits {
+			units = p.lastCost
+		}
+		p.free[lane] = addSat(p.lastSlot, mulSat(units, iv))
+	}
+	if d := iv - old; d > old/100 || -d > old/100 || (iv == 0) != (old == 0) {
+		if p.head != nil {
+			p.Reschedule(t)
+		}
+	}
+}
+
+// SetHold makes every request wait until hold at the earliest (0: no hold).
+func (p *Pacer) SetHold(t, hold int64) {
+	if hold == p.hold {
+		return
+	}
+	p.hold = hold
+	if p.head != nil {
+		p.Reschedule(t)
+	}
+}
+
+// SetMaxInFlight caps the requests in flight (0: no cap). A request held back by the cap waits
+// for an answer, or wait at most (the owner's estimate of a round trip), then goes.
+func (p *Pacer) SetMaxInFlight(t int64, n int, wait time.Duration) {
+	p.capWait = max(int64(wait), 0)
+	if n == p.maxInFlight {
+		return
+	}
+	p.maxInFlight = max(n, 0)
+	if p.head != nil {
+		p.Reschedule(t)
+	}
+}
+
+// Grant sets the credit to n at t: that many requests go at once, the waiting ones first in line,
+// the rest as they come; the spacing resumes after the last of them.
+func (p *Pacer) Grant(t, n int64) {
+	p.Settle(t)
+	p.credit = max(n, 0)
+	if t < p.hold {
+		return // the credit is spent after the hold
+	}
+	for r := p.head; r != nil && p.credit > 0 && p.fitsInFlight(); r = p.head {
+		p.credit--
+		r.slot = t
+		r.notify()
+		p.unlink(r)
+		p.send(t, r.cost, p.creditAfter(t, r.cost))
+	}
+	if p.head != nil {
+		p.Reschedule(t)
+	}
+}
+
+// cancel takes r out of the schedule at t and moves the requests behind it up.
+func (p *Pacer) cancel(r *Reservation, t int64) {
+	p.Settle(t)
+	if !r.inList {
+		return
+	}
+	p.unlink(r)
+	p.Reschedule(t)
+}
+
+func (p *Pacer) unlink(r *Reservation) {
+	if r.prev != nil {
+		r.prev.next = r.next
+	} else {
+		p.head = r.next
+	}
+	if r.next != nil {
+		r.next.prev = r.prev
+	} else {
+		p.tail = r.prev
+	}
+	r.prev, r.next, r.inList = nil, nil, false
+	p.pending--
+}
+
+func (r *Reservation) notify() {
+	if r.changed != nil {
+		close(r.changed)
+		r.changed = nil
+	}
+}
+
+// Delay reports how long after now the reservation is due.
+func (r *Reservation) Delay(now time.Time) time.Duration {
+	p := r.p
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	t := p.clock(now)
+	p.Settle(t)
+	if !r.inList {
+		return 0
+	}
+	return time.Duration(max(0, r.slot-t))
+}
+
+// Changed returns a channel closed when the reservation's slot moves; nil once it is due or
+// cancelled.
+func (r *Reservation) Changed() <-chan struct{} {
+	p := r.p
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !r.inList {
+		return nil
+	}
+	if r.changed == nil {
+		r.changed = make(chan struct{})
+	}
+	return r.changed
+}
+
+// Cancel gives a pending reservation back at now; the requests behind it move up. It is a no-op
+// once the reservation is due.
+func (r *Reservation) Cancel(now time.Time) {
+	p := r.p
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.cancel(r, p.clock(now))
+}
+
+func addSat(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
+}
+
+func mulSat(a, b int64) int64 {
+	if a != 0 && b > math.MaxInt64/a {
+		return math.MaxInt64
+	}
+	return a * b
+}

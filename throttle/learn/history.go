@@ -1,0 +1,67 @@
+package learn
+
+// sendLog remembers the send times of the latest requests (a ring of sendLogSize), so that the
+// learner can count how many requests left after a given one: those are the requests the server
+// had not seen yet when it answered it.
+type sendLog struct {
+	slots [sendLogSize]int64
+	n     int64 // sends recorded in all
+}
+
+// sendLogSize bounds the memory: more requests than this in flight at once are counted as this
+// many, which only makes the learner more careful.
+const sendLogSize = 1024
+
+func (s *sendLog) add(slot int64) {
+	s.slots[s.n%sendLogSize] = slot
+	s.n++
+}
+
+// unseen counts the requests sent after one that left at t, which the server had not seen when it
+// answered that one. Requests that left at the same instant as it (a burst) are counted as unseen
+// too, all but itself: which of them arrived first is not known, and counting them keeps the credit
+// on the safe side.
+func (s *sendLog) unseen(t int64) int64 { return max(s.after(t-1)-1, 0) }
+
+// after counts the recorded sends at times strictly after t. Sends are recorded in time order.
+func (s *sendLog) after(t int64) int64 {
+	lo, hi := max(s.n-sendLogSize, 0), s.n // search [lo, hi) for the first send after t
+	for lo < hi {
+		mid := (lo + hi) / 2
+		if s.slots[mid%sendLogSize] > t {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	return s.n - lo
+}
+
+// successLog remembers the answer times of the latest successes, to measure the rate the server
+// admitted over the last few of them.
+type successLog struct {
+	at [successLogSize]int64
+	n  int64
+}
+
+const successLogSize = 64
+
+func (s *successLog) add(t int64) {
+	s.at[s.n%successLogSize] = t
+	s.n++
+}
+
+// rate is the admitted rate, in requests per nanosecond, over the last k successes (k-1 spacings
+// between the first and the last of them), and whether k were seen; only successes at or after
+// since count.
+func (s *successLog) rate(k int, since int64) (float64, bool) {
+	k = min(k, successLogSize)
+	if k < 2 || s.n < int64(k) {
+		return 0, false
+	}
+	first, last := s.at[(s.n-int64(k))%successLogSize], s.at[(s.n-1)%successLogSize]
+	if first < since || last <= first {
+		return 0, false
+	}
+	return float64(k-1) / float64(last-first), true
+}

@@ -1,0 +1,270 @@
+package learn
+
+import (
+	"errors"
+	"math"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/steadyhttp/steady/internal/pacer"
+	"github.com/steadyhttp/steady/throttle"
+)
+
+// Learner is a throttle.Limiter that learns one key's rate limit from the responses it observes
+// and paces the key's requests by it, in FIFO order. It implements throttle.AttemptLearner.
+//
+// What it believes, what moves each belief, and which strategy is in charge when are described in
+// docs/learner.md; in short, one strategy drives the pacer at a time, in this precedence:
+//
+//  1. pause: a Retry-After is running: nothing goes until it ends;
+//  2. declared: the server's headers are believed: spend what remains, then pace at the declared
+//     rate, or hold until the reset of a quota that comes back whole;
+//  3. rate: no believed header and throttles seen: pace at an estimate of what the server admits,
+//     with the share of throttled attempts bounded by construction;
+//  4. startup: nothing said yet: no pace, the requests in flight capped by a slow start.
+//
+// A Learner is safe for concurrent use, starts no goroutine and needs no Close. Create it with
+// New; the zero value is not usable.
+type Learner struct {
+	cfg config
+
+	mu      sync.Mutex
+	started bool
+	base    time.Time
+	now     int64
+
+	m      model
+	p      *pacer.Pacer
+	strats []strategy
+	cur    strategy
+	credit bool // the strategy in charge set a credit
+}
+
+var _ throttle.AttemptLearner = (*Learner)(nil)
+
+// New returns a Learner configured by opts, or an error matching ErrInvalidOption.
+func New(opts ...Option) (*Learner, error) {
+	c := defaultConfig()
+	var errs []error
+	for _, o := range opts {
+		if o != nil {
+			if err := o.apply(&c); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	l := &Learner{cfg: c}
+	l.m.tun = c.tun
+	l.p = pacer.New(&l.mu, l.clock, func(slot, _ int64) { l.m.sends.add(slot) })
+	l.strats = []strategy{
+		pauseStrategy{},
+		&declaredStrategy{},
+		&rateStrategy{minR: c.minRate, maxR: c.maxRate},
+		startupStrategy{},
+	}
+	l.arbitrate(0, time.Time{})
+	return l, nil
+}
+
+// Factory returns a limiter factory for throttle.WithLimiter that gives every key its own Learner,
+// named after the key. The options are checked once, here: an invalid one makes every call fail
+// with its error. The factory is safe for concurrent use.
+func Factory(opts ...Option) func(key string) (throttle.Limiter, error) {
+	if _, err := New(opts...); err != nil {
+		return func(string) (throttle.Limiter, error) { return nil, err }
+	}
+	return func(key string) (throttle.Limiter, error) {
+		return New(append(opts[:len(opts):len(opts)], WithKey(key))...)
+	}
+}
+
+// clock converts now to the integer clock, never going back; l.mu is held.
+func (l *Learner) clock(now time.Time) int64 {
+	if !l.started {
+		l.started, l.base = true, now
+	}
+	if t := int64(now.Sub(l.base)); t > l.now {
+		l.now = t
+	}
+	return l.now
+}
+
+// Reserve books one request at now. It never fails.
+func (l *Learner) Reserve(now time.Time) (throttle.Reservation, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if r := l.p.Reserve(l.clock(now), 1); r != nil {
+		return r, nil
+	}
+	return due{}, nil
+}
+
+// Observe learns from an attempt whose send time is not known (see ObserveAttempt): it is taken
+// to have left one smoothed round trip before now.
+func (l *Learner) Observe(now time.Time, resp *http.Response, err error) {
+	l.ObserveAttempt(time.Time{}, now, resp, err)
+}
+
+// ObserveAttempt learns from one attempt that left at sent and whose outcome came back at now.
+func (l *Learner) ObserveAttempt(sent, now time.Time, resp *http.Response, err error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	t := l.clock(now)
+	l.p.Settle(t)
+	l.p.Answered(t)
+	m := &l.m
+	m.inFlight = l.p.InFlight()
+	var ts int64
+	if sent.IsZero() {
+		ts = t - m.rtt.srtt
+	} else {
+		ts = min(int64(sent.Sub(l.base)), t)
+		m.rtt.add(t, t-ts)
+	}
+	sig := readSignal(ts, t, now, resp, err, l.cfg.statuses)
+	if !sig.Failed {
+		if sig.Throttled {
+			m.throttles++
+		} else {
+			m.successes++
+			m.succ.add(t)
+		}
+	}
+	for _, s := range l.strats {
+		if ev := s.observe(t, &sig, m); ev != "" {
+			l.emit(now, s.name()+": "+ev)
+		}
+	}
+	l.arbitrate(t, now)
+}
+
+// arbitrate puts the first strategy that can drive in charge and applies its plan; a running
+// pause overlays its hold on the plan of the strategy that drives after it. l.mu is held.
+func (l *Learner) arbitrate(t int64, now time.Time) {
+	m := &l.m
+	var chosen strategy
+	paused := false
+	for _, s := range l.strats {
+		if !s.drives(t, m) {
+			continue
+		}
+		if _, ok := s.(pauseStrategy); ok {
+			paused = true
+			continue
+		}
+		chosen = s
+		break
+	}
+	if chosen == nil {
+		chosen = l.strats[len(l.strats)-1]
+	}
+	var p plan
+	p = chosen.plan(t, m)
+	if paused {
+		p.hold = max(p.hold, m.pauseUntil)
+	}
+	if chosen != l.cur {
+		prev := "none"
+		if l.cur != nil {
+			prev = l.cur.name()
+		}
+		l.cur = chosen
+		if !now.IsZero() {
+			l.emit(now, "in charge: "+prev+" -> "+chosen.name())
+		}
+	}
+	l.p.SetInterval(t, pacer.LaneRequests, p.interval)
+	l.p.SetHold(t, p.hold)
+	l.p.SetMaxInFlight(t, p.maxInFlight, l.capWait())
+	switch {
+	case p.setCredit:
+		if p.credit != l.p.Credit() {
+			l.p.Grant(t, p.credit)
+		}
+	case l.credit:
+		l.p.Grant(t, 0)
+	}
+	l.credit = p.setCredit
+}
+
+// capWait is how long a request held back by the startup's cap waits for an answer at most: two
+// smoothed round trips (an answer later than that is late, not slow), or a second before any
+// round trip was measured (the granularity of the rate limits APIs state).
+func (l *Learner) capWait() time.Duration {
+	if !l.m.rtt.seen {
+		return time.Second
+	}
+	return time.Duration(max(2*l.m.rtt.srtt, int64(time.Millisecond)))
+}
+
+// Rate reports the pace the learner keeps, in requests per second: the spacing of its pacer; 0
+// while it does not pace (before the server said anything). It is safe for concurrent use.
+func (l *Learner) Rate() float64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if iv := l.p.Interval(pacer.LaneRequests); iv > 0 {
+		return 1e9 / float64(iv)
+	}
+	return 0
+}
+
+// Limit is what a Learner believes of its server's limit.
+type Limit struct {
+	// Quota requests per Window; both 0 when nothing is believed yet.
+	Quota  int64
+	Window time.Duration
+	// Kind is how the quota comes back, as far as the evidence shows.
+	Kind Kind
+	// Source is where the belief comes from: "declared" (the server's headers, believed),
+	// "estimated" (throttles and successes, no header believed), or "" when there is none.
+	Source string
+	// Confidence is how sure the learner is, from 0 to 1: for declared headers, 1 less the share
+	// of the contradictions that would make it distrust them; for an estimate, the share of the
+	// quiet span (Tuning.ThrottleBudget) it has held without a throttle, 1 once a probe above it
+	// was throttled (the limit was found from both sides).
+	Confidence float64
+	// Strategy and State name the strategy in charge and its state.
+	Strategy, State string
+}
+
+// LearnedLimit reports what the learner believes of the server's limit. It is safe for concurrent
+// use.
+func (l *Learner) LearnedLimit() Limit {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	m := &l.m
+	out := Limit{Kind: m.kind, Strategy: l.cur.name(), State: l.cur.state()}
+	if m.trust == trustBelieved && m.limit > 0 {
+		out.Quota, out.Window, out.Source = m.limit, time.Duration(m.window), "declared"
+		out.Confidence = 1 - float64(m.contradictions)/float64(m.tun.DistrustAfter)
+		return out
+	}
+	r := l.strats[2].(*rateStrategy)
+	if r.active && r.best > 0 && !math.IsInf(r.best, 0) {
+		// An estimate is a rate: expressed per second, rounded down to whole requests where it
+		// is at least one a second, else as one request per its spacing.
+		if r.best >= 1 {
+			out.Quota, out.Window = int64(r.best), time.Second
+		} else {
+			out.Quota, out.Window = 1, time.Duration(1e9/r.best)
+		}
+		out.Source = "estimated"
+		out.Kind = KindRefilling
+		out.Confidence = 1
+		if r.st != "probe" && r.quiet > 0 {
+			out.Confidence = min(1, float64(r.succ)/float64(r.quiet))
+		}
+	}
+	return out
+}
+
+// due is a reservation that was due when it was made.
+type due struct{}
+
+func (due) Delay(time.Time) time.Duration { return 0 }
+func (due) Changed() <-chan struct{}      { return nil }
+func (due) Cancel(time.Time)              {}

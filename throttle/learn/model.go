@@ -1,0 +1,66 @@
+package learn
+
+// trust is how far the learner believes the server's rate-limit headers.
+type trust int
+
+const (
+	trustNone       trust = iota // no header seen: the headerless strategies drive
+	trustBelieved                // headers seen and not contradicted
+	trustDistrusted              // headers contradicted by throttles: ignored until forgotten
+)
+
+func (t trust) String() string {
+	return [...]string{"none", "believed", "distrusted"}[t]
+}
+
+// Kind is how a server's quota comes back, as far as the evidence shows.
+type Kind int
+
+// The kinds of quota the learner tells apart.
+const (
+	KindUnknown   Kind = iota // not seen exhausted yet
+	KindRefilling             // comes back a request at a time (token or leaky bucket)
+	KindWhole                 // comes back whole at a reset (fixed window, sliding log)
+	KindCounter               // refilling, but sustains only limit-1 per window (sliding window counter)
+)
+
+// String names the kind: "unknown", "refilling", "whole" or "counter".
+func (k Kind) String() string {
+	return [...]string{"unknown", "refilling", "whole", "counter"}[k]
+}
+
+// model is what the learner believes about one key's server, and the evidence it keeps. It is
+// guarded by the learner's mutex.
+type model struct {
+	tun   Tuning
+	rtt   rtt
+	sends sendLog
+	succ  successLog
+
+	successes, throttles int64
+
+	// What the headers declared (0: never said) and how far they are believed.
+	limit, window  int64
+	trust          trust
+	contradictions int
+	kind           Kind
+
+	// pauseUntil is the end of the last Retry-After the server asked for (0: none).
+	pauseUntil int64
+
+	// inFlight is how many requests are sent and not answered.
+	inFlight int
+}
+
+// declaredInterval is the spacing, in nanoseconds, of the declared rate less the headroom, and of
+// limit-1 per window where a sliding window counter is evident; 0 when no rate is declared.
+func (m *model) declaredInterval() int64 {
+	if m.limit <= 0 || m.window <= 0 {
+		return 0
+	}
+	per := m.limit
+	if m.kind == KindCounter && per > 1 {
+		per--
+	}
+	return int64(float64(m.window) / float64(per) / (1 - m.tun.Headroom))
+}

@@ -1,0 +1,28 @@
+package learn
+
+// plan is what the strategy in charge asks of the pacer: the spacing, a hold, a credit to spend at
+// once, and a cap on requests in flight.
+type plan struct {
+	interval    int64 // nanoseconds per request; 0 = unpaced
+	hold        int64 // no request before this instant; 0 = none
+	credit      int64 // requests that may go at once (only applied when setCredit)
+	setCredit   bool
+	maxInFlight int // 0 = no cap
+}
+
+// strategy is one way of driving the pacer. The arbiter asks each, in precedence order, whether it
+// can drive now, and the first that can is in charge; every strategy observes every signal, so the
+// one that takes over next has its evidence.
+type strategy interface {
+	// name is the strategy's name in events and logs.
+	name() string
+	// state is the name of its current state.
+	state() string
+	// observe learns from one signal at t and returns a description of the transition it made,
+	// or "" when its state did not change.
+	observe(t int64, s *Signal, m *model) string
+	// drives reports whether the strategy can be in charge at t.
+	drives(t int64, m *model) bool
+	// plan is what it asks of the pacer at t.
+	plan(t int64, m *model) plan
+}

@@ -1,0 +1,40 @@
+package learn
+
+// rtt estimates the round trip from the attempts' send and answer times: the smallest one lately
+// (the path without queueing, as BBR's min_rtt), and a smoothed mean and mean deviation (as TCP's
+// SRTT and RTTVAR, RFC 6298, gains 1/8 and 1/4). It is a plain value, guarded by the learner.
+type rtt struct {
+	srtt, rttvar int64
+	min          int64
+	minAt        int64
+	seen         bool
+}
+
+// minRTTWindow is how long a smallest round trip is believed before a newer, larger one replaces
+// it: ten seconds, as BBR keeps its min_rtt, long enough to span a queue's build-up and drain.
+const minRTTWindow = int64(10e9)
+
+// add records one round trip d measured at t.
+func (r *rtt) add(t, d int64) {
+	d = max(d, 0)
+	if !r.seen {
+		r.srtt, r.rttvar, r.min, r.minAt, r.seen = d, d/2, d, t, true
+		return
+	}
+	dev := r.srtt - d
+	if dev < 0 {
+		dev = -dev
+	}
+	r.rttvar += (dev - r.rttvar) / 4
+	r.srtt += (d - r.srtt) / 8
+	if d <= r.min || t-r.minAt > minRTTWindow {
+		r.min, r.minAt = d, t
+	}
+}
+
+// margin is how late to aim after a server-side instant so that a request arrives after it: the
+// jitter margin times the round trip's mean deviation.
+func (r *rtt) margin(k float64) int64 { return int64(k * float64(r.rttvar)) }
+
+// oneWay is half the smallest round trip: how long a request takes to reach the server.
+func (r *rtt) oneWay() int64 { return r.min / 2 }

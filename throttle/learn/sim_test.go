@@ -1,0 +1,208 @@
+package learn_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/steadyhttp/steady/client"
+	"github.com/steadyhttp/steady/internal/ratelimitheader"
+	"github.com/steadyhttp/steady/retry"
+	"github.com/steadyhttp/steady/testserver/algorithm"
+	"github.com/steadyhttp/steady/throttle"
+	"github.com/steadyhttp/steady/throttle/learn"
+)
+
+// simServer decides with a real testserver algorithm at the virtual now, behind a network whose
+// round trip is split evenly between the two ways, each late by up to jitter (seeded).
+type simServer struct {
+	alg     algorithm.Algorithm
+	headers string // "honest", "none" or "lying" (the limit and remaining claimed ten times over)
+	rtt     time.Duration
+	jitter  time.Duration
+
+	mu       sync.Mutex
+	rng      *rand.Rand
+	st       algorithm.State
+	admitted int64
+	denied   int64
+}
+
+func (s *simServer) leg() time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	d := s.rtt / 2
+	if s.jitter > 0 {
+		d += time.Duration(s.rng.Int64N(int64(s.jitter)))
+	}
+	return d
+}
+
+func (s *simServer) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Body != nil {
+		req.Body.Close()
+	}
+	time.Sleep(s.leg())
+	resp := s.decide()
+	time.Sleep(s.leg())
+	return resp, nil
+}
+
+func (s *simServer) decide() *http.Response {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := time.Now()
+	d := s.alg.Decide(&s.st, now, 1)
+	status := http.StatusOK
+	if d.Allowed {
+		s.alg.Commit(&s.st, now, 1)
+		s.admitted++
+	} else {
+		s.denied++
+		status = http.StatusTooManyRequests
+	}
+	h := http.Header{}
+	f := ratelimitheader.Fields{Limit: d.Limit, Window: s.alg.Window(), Remaining: d.Remaining, Reset: d.ResetAfter, RetryAfter: d.RetryAfter}
+	switch s.headers {
+	case "honest":
+		ratelimitheader.Write(h, f)
+	case "lying":
+		f.Limit *= 10
+		f.Remaining = f.Remaining*10 + 10
+		f.RetryAfter = 0
+		ratelimitheader.Write(h, f)
+	}
+	return &http.Response{StatusCode: status, Header: h, Body: io.NopCloser(http.NoBody), Request: nil}
+}
+
+type cell struct {
+	alg     string
+	limit   int64
+	window  time.Duration
+	burst   int64
+	headers string
+	rtt     time.Duration
+	workers int
+	n       int
+}
+
+type outcome struct {
+	elapsed  time.Duration
+	attempts int64
+	denied   int64
+	lost     int64
+	limit    learn.Limit
+	events   []string
+}
+
+func (o outcome) share() float64 { return float64(o.denied) / float64(max(o.attempts, 1)) }
+
+// runCell sends c.n requests with c.workers workers through the default-shaped stack whose pace is
+// the Learner, with the batch runner's retry settings, in virtual time.
+func runCell(t *testing.T, c cell, seed uint64) outcome {
+	var out outcome
+	synctest.Test(t, func(t *testing.T) {
+		alg, err := algorithm.New(c.alg, algorithm.Config{Limit: c.limit, Window: c.window, Burst: c.burst})
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := &simServer{alg: alg, headers: c.headers, rtt: c.rtt, jitter: c.rtt / 10, rng: rand.New(rand.NewPCG(seed, 7))}
+		var mu sync.Mutex
+		var lrn *learn.Learner
+		start := time.Now()
+		factory := learn.Factory(learn.WithObserver(func(e learn.Event) {
+			out.events = append(out.events, fmt.Sprintf("%v %s/%s %s", time.Duration(e.At.UnixNano()-start.UnixNano()), e.Strategy, e.State, e.Detail))
+		}))
+		tr := client.NewTransport(srv,
+			client.WithLimiter(func(key string) (throttle.Limiter, error) {
+				l, err := factory(key)
+				mu.Lock()
+				lrn, _ = l.(*learn.Learner)
+				mu.Unlock()
+				return l, err
+			}),
+			client.WithMaxWait(0),
+			client.WithRetry(retry.WithMaxAttempts(1000), retry.WithMaxElapsed(0), retry.WithBudget(nil),
+				retry.WithMaxRetryAfter(2*time.Hour)))
+		var next, lost atomic.Int64
+		var wg sync.WaitGroup
+		for range c.workers {
+			wg.Go(func() {
+				for next.Add(1) <= int64(c.n) {
+					req, _ := http.NewRequestWithContext(context.Background(), http.MethodGet, "http://api.sim/items", nil)
+					resp, err := tr.RoundTrip(req)
+					if err != nil || resp.StatusCode != http.StatusOK {
+						lost.Add(1)
+						if err == nil {
+							resp.Body.Close()
+						}
+						continue
+					}
+					resp.Body.Close()
+				}
+			})
+		}
+		wg.Wait()
+		out.elapsed = time.Since(start)
+		out.attempts = srv.admitted + srv.denied
+		out.denied = srv.denied
+		out.lost = lost.Load()
+		mu.Lock()
+		if lrn != nil {
+			out.limit = lrn.LearnedLimit()
+		}
+		mu.Unlock()
+	})
+	return out
+}
+
+// physical is the least time any client needs for the cell, from the algorithm's rule with the
+// run starting at a window boundary (synctest's clock starts at midnight UTC 2000-01-01): a
+// bucket's burst at once and then one request per 1/rate; a fixed window or sliding log's whole
+// quota every window; a sliding window counter's limit at once and then limit-1 per window; and
+// never less than the workers' round trips allow.
+func physical(c cell) time.Duration {
+	per := float64(c.window) / float64(c.limit)
+	var d time.Duration
+	switch c.alg {
+	case "token-bucket", "leaky-bucket":
+		d = time.Duration(float64(max(int64(c.n)-c.burst, 0)) * per)
+	case "fixed-window", "sliding-log":
+		d = time.Duration((int64(c.n)+c.limit-1)/c.limit-1) * c.window
+	case "sliding-window":
+		d = time.Duration(float64(max(int64(c.n)-c.limit, 0)) * float64(c.window) / float64(c.limit-1))
+	}
+	rounds := (c.n + c.workers - 1) / c.workers
+	return max(d, time.Duration(rounds)*c.rtt) + c.rtt
+}
+
+func TestSimExplore(t *testing.T) {
+	cells := []cell{
+		{"token-bucket", 3, time.Second, 3, "none", time.Millisecond, 4, 90},
+		{"token-bucket", 200, time.Second, 10, "none", time.Millisecond, 16, 2000},
+		{"token-bucket", 200, time.Second, 10, "honest", time.Millisecond, 16, 2000},
+		{"sliding-log", 200, time.Second, 200, "honest", 50 * time.Millisecond, 16, 2000},
+		{"fixed-window", 20, time.Second, 20, "lying", time.Millisecond, 16, 400},
+		{"token-bucket", 2, time.Second, 2, "honest", time.Millisecond, 4, 100},
+		{"sliding-window", 50, time.Second, 50, "honest", time.Millisecond, 16, 1000},
+		{"leaky-bucket", 5, time.Second, 5, "none", 50 * time.Millisecond, 16, 300},
+	}
+	for _, c := range cells {
+		o := runCell(t, c, 1)
+		ph := physical(c)
+		t.Logf("%s %d/%v b%d %s rtt=%v w=%d n=%d: %.3fx 429s=%.2f%% lost=%d limit=%+v", c.alg, c.limit, c.window, c.burst, c.headers, c.rtt, c.workers, c.n,
+			float64(o.elapsed)/float64(ph), 100*o.share(), o.lost, o.limit)
+		if testing.Verbose() && len(o.events) < 60 {
+			for _, e := range o.events {
+				t.Log("   ", e)
+			}
+		}
+	}
+}

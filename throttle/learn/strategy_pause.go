@@ -1,0 +1,28 @@
+package learn
+
+import "fmt"
+
+// pauseStrategy is in charge while the server's last Retry-After runs: nothing is sent until it
+// ends (the Throttle pauses the key too; the learner's pacer holds so that the requests waiting
+// behind the pause go at the next strategy's pace when it ends, not in a burst).
+type pauseStrategy struct{}
+
+func (pauseStrategy) name() string { return "pause" }
+
+func (pauseStrategy) state() string { return "holding" }
+
+func (pauseStrategy) observe(t int64, s *Signal, m *model) string {
+	if !s.HasRetry || s.RetryAfter <= 0 {
+		return ""
+	}
+	until := s.Answered + s.RetryAfter
+	if until <= m.pauseUntil {
+		return ""
+	}
+	m.pauseUntil = until
+	return fmt.Sprintf("paused %v by Retry-After", durationOf(s.RetryAfter))
+}
+
+func (pauseStrategy) drives(t int64, m *model) bool { return m.pauseUntil > t }
+
+func (pauseStrategy) plan(t int64, m *model) plan { return plan{hold: m.pauseUntil} }

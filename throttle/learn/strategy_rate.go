@@ -1,0 +1,145 @@
+package learn
+
+import (
+	"fmt"
+	"math"
+)
+
+// rateStrategy is the headerless law: it paces at a rate it estimates from the throttles and the
+// successes, and keeps the share of throttled attempts bounded by construction (Tuning.ThrottleBudget).
+// States:
+//
+//	search    after the first throttle: from a prior (the burst the server admitted, taken as per
+//	          second), the rate doubles every half measure of successes until a throttle
+//	recover   after a cut to Backoff times the rate the server admitted: back to just under it
+//	          within a quarter of the quiet span
+//	cruise    just under the rate the server admitted, for the quiet span: 1/ThrottleBudget
+//	          successes, times one plus the requests that were in flight at the cut
+//	probe     ProbeGain above it: a throttle cuts again; a quiet half span raises the estimate
+type rateStrategy struct {
+	st     string
+	rate   float64 // pace, requests per second
+	best   float64 // the highest rate the server was seen to sustain, requests per second
+	cutAt  int64   // time of the last cut: throttles for requests sent before it belong to it
+	rCut   float64 // the pace right after the last cut
+	succ   int64   // successes since the last cut or probe start
+	gain   float64 // the next probe's gain: doubles with every probe that holds
+	quiet  int64   // successes the current quiet span lasts
+	minR   float64
+	maxR   float64
+	active bool
+}
+
+func (r *rateStrategy) name() string { return "rate" }
+
+func (r *rateStrategy) state() string { return r.st }
+
+func (r *rateStrategy) drives(t int64, m *model) bool { return r.active && m.trust != trustBelieved }
+
+func (r *rateStrategy) plan(t int64, m *model) plan {
+	iv := intervalOf(r.rate)
+	// The first request after a cut goes one spacing after it: the requests that drew the
+	// throttle emptied the server's quota, and one sent at once would only draw another.
+	return plan{interval: iv, hold: r.cutAt + iv}
+}
+
+// measured is the rate, in requests per second, the server admitted over the last
+// MeasureSuccesses successes since the previous cut, if that many were seen.
+func (r *rateStrategy) measured(m *model, since int64) (float64, bool) {
+	perNs, ok := m.succ.rate(m.tun.MeasureSuccesses, since)
+	return perNs * 1e9, ok
+}
+
+func (r *rateStrategy) clamp(x float64) float64 { return min(max(x, r.minR), r.maxR) }
+
+func (r *rateStrategy) observe(t int64, s *Signal, m *model) string {
+	if s.Failed || (m.trust == trustBelieved && s.headers()) {
+		return ""
+	}
+	if s.Throttled {
+		if r.active && s.Sent < r.cutAt {
+			return "" // in flight when the last cut was made: the same epoch
+		}
+		return r.cut(t, m)
+	}
+	if !r.active {
+		return ""
+	}
+	r.succ++
+	switch r.st {
+	case "search":
+		if half := int64(max(m.tun.MeasureSuccesses/2, 1)); r.succ%half == 0 {
+			r.rate = r.clamp(2 * r.rate)
+			return fmt.Sprintf("search: %.3g/s", r.rate)
+		}
+	case "recover":
+		target := r.best * (1 - m.tun.Headroom)
+		ramp := max(r.quiet/4, 1)
+		if r.succ >= ramp {
+			r.rate, r.st = r.clamp(target), "cruise"
+			return fmt.Sprintf("recover -> cruise at %.3g/s", r.rate)
+		}
+		r.rate = r.clamp(r.rCut + (target-r.rCut)*float64(r.succ)/float64(ramp))
+	case "cruise":
+		if r.succ >= r.quiet {
+			r.st, r.succ = "probe", 0
+			r.gain = max(r.gain, m.tun.ProbeGain)
+			r.rate = r.clamp(r.best * (1 + r.gain))
+			return fmt.Sprintf("cruise -> probe at %.3g/s", r.rate)
+		}
+	case "probe":
+		if r.succ >= max(r.quiet/2, 1) {
+			// The server took the probe: the estimate rises to it, and the next probe goes twice
+			// as far (a limit far above the estimate is found in a logarithmic number of probes).
+			r.best = r.rate
+			r.gain *= 2
+			r.st, r.succ = "cruise", 0
+			r.rate = r.clamp(r.best * (1 - m.tun.Headroom))
+			return fmt.Sprintf("probe held: estimate %.3g/s -> cruise", r.best)
+		}
+	}
+	return ""
+}
+
+// cut reacts to the first throttle of an epoch.
+func (r *rateStrategy) cut(t int64, m *model) string {
+	meas, ok := r.measured(m, r.cutAt)
+	prev := r.st
+	switch {
+	case !r.active:
+		// The first throttle: the server admitted a burst of m.successes; take that as per
+		// second (the smallest window APIs state limits in) and search upwards from it.
+		r.active, r.st = true, "search"
+		r.rate = r.clamp(float64(max(m.successes, 1)))
+		r.best = math.Inf(1)
+		r.cutAt, r.succ = t, 0
+		return fmt.Sprintf("first throttle after %d successes: search from %.3g/s", m.successes, r.rate)
+	case r.st == "search":
+		r.best = r.rate / 2 // the last rate that drew no throttle
+		if ok {
+			r.best = min(r.rate, meas)
+		}
+	case r.st == "probe":
+		// The probe found the limit: the estimate stands, and the next probe starts small.
+		r.gain = m.tun.ProbeGain
+	default:
+		if ok {
+			r.best = min(r.best, meas)
+		} else {
+			r.best = min(r.best, r.rate)
+		}
+	}
+	r.best = r.clamp(r.best)
+	r.rate = r.clamp(m.tun.Backoff * min(r.rate, r.best))
+	r.rCut, r.cutAt, r.succ, r.st = r.rate, t, 0, "recover"
+	r.quiet = int64(math.Ceil(float64(1+m.inFlight) / m.tun.ThrottleBudget))
+	return fmt.Sprintf("%s: throttled -> recover at %.3g/s (estimate %.3g/s, quiet for %d successes)", prev, r.rate, r.best, r.quiet)
+}
+
+// intervalOf converts a rate in requests per second into nanoseconds per request (0: unpaced).
+func intervalOf(perSec float64) int64 {
+	if !(perSec > 0) || math.IsInf(perSec, 0) {
+		return 0
+	}
+	return int64(math.Min(math.Round(1e9/perSec), math.MaxInt64/4))
+}

@@ -1,0 +1,58 @@
+package learn
+
+// Tuning holds every constant of the learner, each derived from the model in docs/learner.md: the
+// measured round trip (RTT), its variation, the rate believed, and the requests in flight. A field
+// is a multiple or a fraction of one of those, never a fixed number of milliseconds; the defaults
+// (DefaultTuning) say why. The zero Tuning is not usable: start from DefaultTuning.
+type Tuning struct {
+	// Headroom is the fraction under a declared or estimated rate that the learner paces at: the
+	// share of the spacing that absorbs the network's jitter bunching requests that left evenly.
+	// Default 0.005: at 1,000/s a 1 ms spacing keeps 5 µs, the scheduling noise of a loaded host.
+	Headroom float64
+	// JitterMargin is how many RTT deviations (the smoothed mean deviation, as TCP's RTO uses it)
+	// a request aimed at a server-side instant (a reset, a window start) is sent late, so that it
+	// arrives after that instant despite the jitter of its one-way trip. Default 2: a one-way trip
+	// is late by more than two mean deviations rarely (about 5% of trips for a normal spread,
+	// fewer for the bounded jitter of a LAN).
+	JitterMargin float64
+	// ThrottleBudget is the share of attempts the headerless learner may spend on 429s: it probes
+	// above its estimate at most once per 1/ThrottleBudget successes (plus the requests in flight
+	// when the probe was caught, which a probe cannot recall). Default 0.02, under the 3% goal.
+	ThrottleBudget float64
+	// Backoff is the factor the headerless rate is cut by, below the admitted rate measured, on a
+	// throttle epoch. Default 0.9: the pace averages (1+0.9)/2 = 95% of the limit through a
+	// sawtooth, inside the 10% of elapsed time the goals allow, while a second throttle in the same
+	// epoch is unlikely because the cut is below what the server just admitted.
+	Backoff float64
+	// ProbeGain is how far above its estimate the headerless learner probes, as a fraction of it.
+	// Default 0.05: a limit that grew by 5% or more is found in one probe; a probe against an
+	// unchanged limit costs at most its own requests in flight.
+	ProbeGain float64
+	// MeasureSuccesses is how many successes the admitted rate is measured over (the spacing of the
+	// first and last of them). Default 8: the estimate's relative error from one late or early
+	// arrival is 1/7, and at 1/s it is available after 8 seconds, not after 8 successes in one
+	// second.
+	MeasureSuccesses int
+	// DistrustAfter is how many contradictions (throttles while the server's own headers said
+	// quota remained for the request) make the learner stop believing the headers. Default 2: one
+	// can be a race with another client on the key; two in one window is a server that over-claims.
+	DistrustAfter int
+	// WholeShare is the share of the last burst that must be admitted at once after a wall of
+	// throttles for the headerless learner to believe the quota comes back whole (a window).
+	// Default 0.5: a refilling bucket gives back one request per spacing, a window all of it.
+	WholeShare float64
+}
+
+// DefaultTuning returns the defaults documented on each field.
+func DefaultTuning() Tuning {
+	return Tuning{
+		Headroom:         0.005,
+		JitterMargin:     2,
+		ThrottleBudget:   0.02,
+		Backoff:          0.9,
+		ProbeGain:        0.05,
+		MeasureSuccesses: 8,
+		DistrustAfter:    2,
+		WholeShare:       0.5,
+	}
+}
