@@ -26,7 +26,7 @@ type partition struct {
 	lim          Limiter
 	learner      Learner
 	attempts     AttemptLearner // learner, when it also wants send times
-	newer, older *partition // the LRU list
+	newer, older *partition     // the LRU list
 }
 
 // pause extends the key's pause to until (nanoseconds since the epoch) and wakes the waiters that

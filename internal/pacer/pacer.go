@@ -39,8 +39,8 @@ type Pacer struct {
 	// lastSlot and lastCost are the latest due request's, so that a new spacing counts from it.
 	lastSlot, lastCost int64
 	sentAny            bool
-	hold     int64
-	credit   int64
+	hold               int64
+	credit             int64
 	// maxInFlight caps the requests sent and not yet answered; 0 = no cap.
 	maxInFlight int
 	inFlight    int
