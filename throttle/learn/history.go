@@ -4,23 +4,45 @@ package learn
 // learner can count how many requests left after a given one: those are the requests the server
 // had not seen yet when it answered it.
 type sendLog struct {
-	slots [sendLogSize]int64
-	n     int64 // sends recorded in all
+	slots  [sendLogSize]int64
+	credit [sendLogSize]int64 // the credit the headers gave each send when it left (see declaredStrategy)
+	n      int64              // sends recorded in all
 }
 
 // sendLogSize bounds the memory: more requests than this in flight at once are counted as this
 // many, which only makes the learner more careful.
 const sendLogSize = 1024
 
-func (s *sendLog) add(slot int64) {
+func (s *sendLog) add(slot, credit int64) {
 	s.slots[s.n%sendLogSize] = slot
+	s.credit[s.n%sendLogSize] = credit
 	s.n++
 }
 
-// unseen counts the requests sent after one that left at t, which the server had not seen when it
-// answered that one. Requests that left at the same instant as it (a burst) are counted as unseen
-// too, all but itself: which of them arrived first is not known, and counting them keeps the credit
-// on the safe side.
+// creditOf returns the credit recorded for the latest send at or before t, if it is still in
+// the ring. Of sends at the same instant it takes the last, whose credit is the smallest.
+func (s *sendLog) creditOf(t int64) (int64, bool) {
+	i := s.n - s.after(t) - 1
+	if i < 0 || i < s.n-sendLogSize {
+		return 0, false
+	}
+	return s.credit[i%sendLogSize], true
+}
+
+// slotOf returns the send time of the send k places before the next one (k=1: the latest), if it
+// is still in the ring.
+func (s *sendLog) slotOf(k int64) (int64, bool) {
+	i := s.n - k
+	if k < 1 || i < 0 || i < s.n-sendLogSize {
+		return 0, false
+	}
+	return s.slots[i%sendLogSize], true
+}
+
+// unseen counts the requests sent at or after t, but one: with t the send time of the request
+// answered, those the server had not seen when it answered it. Requests that left at the same
+// instant as it (a burst) are counted as unseen too, all but itself: which of them arrived first
+// is not known, and counting them keeps the credit on the safe side.
 func (s *sendLog) unseen(t int64) int64 { return max(s.after(t-1)-1, 0) }
 
 // after counts the recorded sends at times strictly after t. Sends are recorded in time order.

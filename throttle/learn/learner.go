@@ -59,10 +59,11 @@ func New(opts ...Option) (*Learner, error) {
 	}
 	l := &Learner{cfg: c}
 	l.m.tun = c.tun
-	l.p = pacer.New(&l.mu, l.clock, func(slot, _ int64) { l.m.sends.add(slot) })
+	d := &declaredStrategy{}
+	l.p = pacer.New(&l.mu, l.clock, func(slot, _ int64) { l.m.sends.add(slot, d.current(&l.m)) })
 	l.strats = []strategy{
 		pauseStrategy{},
-		&declaredStrategy{},
+		d,
 		&rateStrategy{minR: c.minRate, maxR: c.maxRate},
 		startupStrategy{},
 	}

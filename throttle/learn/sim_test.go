@@ -1,6 +1,7 @@
 package learn_test
 
 import (
+	"flag"
 	"context"
 	"fmt"
 	"io"
@@ -183,7 +184,16 @@ func physical(c cell) time.Duration {
 	return max(d, time.Duration(rounds)*c.rtt) + c.rtt
 }
 
-func TestSimExplore(t *testing.T) {
+var focus = flag.String("focus", "", "print every event of this algorithm's cells")
+
+// TestSimOperatingPoints runs the learner through operating points away from the benchmark's (low
+// rates, a 50 ms round trip, lying headers, every limiter kind). Every cell must lose nothing; the
+// cells marked goal must also meet the issue's goals (elapsed at most 1.10x the physical limit,
+// 429s at most 0.5% of attempts with honest headers and 3% without). The unmarked cells are logged
+// with their figures: the learner does not meet the goals there yet (see docs/learner.md, "Where
+// it stands").
+func TestSimOperatingPoints(t *testing.T) {
+	goal := map[int]bool{2: true, 5: true}
 	cells := []cell{
 		{"token-bucket", 3, time.Second, 3, "none", time.Millisecond, 4, 90},
 		{"token-bucket", 200, time.Second, 10, "none", time.Millisecond, 16, 2000},
@@ -194,12 +204,24 @@ func TestSimExplore(t *testing.T) {
 		{"sliding-window", 50, time.Second, 50, "honest", time.Millisecond, 16, 1000},
 		{"leaky-bucket", 5, time.Second, 5, "none", 50 * time.Millisecond, 16, 300},
 	}
-	for _, c := range cells {
+	for i, c := range cells {
 		o := runCell(t, c, 1)
 		ph := physical(c)
+		ratio := float64(o.elapsed) / float64(ph)
+		if o.lost != 0 {
+			t.Errorf("%s %s: %d requests lost", c.alg, c.headers, o.lost)
+		}
+		bound := 0.03
+		if c.headers == "honest" {
+			bound = 0.005
+		}
+		if goal[i] && (ratio > 1.10 || o.share() > bound) {
+			t.Errorf("%s %d/%v %s: %.3fx the physical limit and %.2f%% 429s, want at most 1.10x and %.1f%%",
+				c.alg, c.limit, c.window, c.headers, ratio, 100*o.share(), 100*bound)
+		}
 		t.Logf("%s %d/%v b%d %s rtt=%v w=%d n=%d: %.3fx 429s=%.2f%% lost=%d limit=%+v", c.alg, c.limit, c.window, c.burst, c.headers, c.rtt, c.workers, c.n,
-			float64(o.elapsed)/float64(ph), 100*o.share(), o.lost, o.limit)
-		if testing.Verbose() && len(o.events) < 60 {
+			ratio, 100*o.share(), o.lost, o.limit)
+		if testing.Verbose() && (len(o.events) < 60 || c.alg == *focus) {
 			for _, e := range o.events {
 				t.Log("   ", e)
 			}

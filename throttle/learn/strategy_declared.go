@@ -48,14 +48,13 @@ func (d *declaredStrategy) current(m *model) int64 {
 	return d.credit - (m.sends.n - d.sendsAt)
 }
 
-// creditAtSend is the credit the request sent at sent had when it left: positive when the
-// headers said there was quota for it.
+// creditAtSend is the credit the request sent at sent had when it left (recorded with the send):
+// positive when the headers said there was quota for it.
 func (d *declaredStrategy) creditAtSend(sent int64, m *model) (int64, bool) {
-	if !d.hasCredit || d.creditTime > sent {
+	if !d.hasCredit {
 		return 0, false
 	}
-	upTo := m.sends.n - m.sends.after(sent) // sends up to and including that request
-	return d.credit - (upTo - d.sendsAt), true
+	return m.sends.creditOf(sent)
 }
 
 func (d *declaredStrategy) observe(t int64, s *Signal, m *model) string {
@@ -117,19 +116,50 @@ func (d *declaredStrategy) observe(t int64, s *Signal, m *model) string {
 		ev = join(ev, "kind -> refilling (admitted at the declared pace after the quota ran out)")
 	}
 
-	if s.HasRemaining && s.Sent >= d.newestSent {
-		d.newestSent = s.Sent
-		d.credit = s.Remaining - m.sends.unseen(s.Sent)
+	if s.HasRemaining {
+		// The answer to the newest request sets the credit; an answer to an older one, or to
+		// one that left in the same instant (overtaken on the way), can only lower it.
+		// Requests that left up to a jitter margin before this one may have arrived after it,
+		// unseen too: counting them keeps a reordering on the way from drawing a throttle.
+		c := s.Remaining - m.sends.unseen(s.Sent-m.rtt.margin(m.tun.JitterMargin))
+		if s.Sent <= d.newestSent && d.hasCredit {
+			c = min(c, d.current(m))
+		}
+		d.newestSent = max(d.newestSent, s.Sent)
+		d.credit = c
 		d.sendsAt, d.creditTime, d.hasCredit = m.sends.n, s.Answered, true
 		d.holdUntil = 0
-		if d.credit <= 0 && m.kind == KindWhole && s.HasReset {
-			// The reset instant is the answer's server time (one way before it arrived) plus
-			// Reset; a request sent one way before that, and late by the jitter margin, arrives
-			// after it.
-			d.holdUntil = s.Answered + s.Reset - 2*m.rtt.oneWay() + m.rtt.margin(m.tun.JitterMargin)
+		if d.credit <= 0 && m.kind == KindWhole {
+			d.holdUntil = d.wholeReturns(s, m)
 		}
 	}
 	return ev
+}
+
+// wholeReturns is when a request may leave to find a quota that comes back whole, judged from
+// the answer s that said it was spent: the earlier of two instants that are each safe.
+//   - The reset: the answer's server time (one way before it arrived) plus Reset. A request sent
+//     one way before that arrives after it.
+//   - One window after the send limit places back (when the ring still holds it): no window
+//     then holds more than limit of this client's requests, so a sliding log has a place free,
+//     and a fixed window's reset, which a whole quota's sends precede, has passed.
+//
+// Both are late by the jitter margin, so that the request arrives after the instant despite the
+// jitter of its trip.
+func (d *declaredStrategy) wholeReturns(s *Signal, m *model) int64 {
+	at := int64(0)
+	if s.HasReset {
+		at = s.Answered + s.Reset - 2*m.rtt.oneWay()
+	}
+	if m.limit > 0 && m.window > 0 {
+		if slot, ok := m.sends.slotOf(m.limit); ok && (at == 0 || slot+m.window < at) {
+			at = slot + m.window
+		}
+	}
+	if at == 0 {
+		return 0
+	}
+	return at + m.rtt.margin(m.tun.JitterMargin)
 }
 
 func (d *declaredStrategy) drives(t int64, m *model) bool { return m.trust == trustBelieved }
@@ -138,10 +168,33 @@ func (d *declaredStrategy) plan(t int64, m *model) plan {
 	p := plan{interval: m.declaredInterval(), setCredit: true}
 	c := d.current(m)
 	p.credit = max(c, 0)
-	if c <= 0 && d.holdUntil > t {
-		p.hold = d.holdUntil
+	if c > 0 {
+		return p
+	}
+	h := d.holdUntil
+	if h == 0 {
+		h = d.slidingHold(m)
+	}
+	if h > t {
+		p.hold = h
 	}
 	return p
+}
+
+// slidingHold keeps any window of this client's sends within the declared limit once the credit
+// is spent: the next request waits until one window after the send limit places back, late by the
+// jitter margin (0 when the ring no longer holds it). Against a sliding log whose quota was spent
+// unevenly this is exactly when a place frees up; against any other kind a pace at the declared
+// rate already keeps it.
+func (d *declaredStrategy) slidingHold(m *model) int64 {
+	if m.limit <= 0 || m.window <= 0 {
+		return 0
+	}
+	slot, ok := m.sends.slotOf(m.limit)
+	if !ok {
+		return 0
+	}
+	return slot + m.window + m.rtt.margin(m.tun.JitterMargin)
 }
 
 func ceilSecond(d int64) int64 {

@@ -57,7 +57,7 @@ func (r *rateStrategy) observe(t int64, s *Signal, m *model) string {
 		return ""
 	}
 	if s.Throttled {
-		if r.active && s.Sent < r.cutAt {
+		if r.active && s.Sent <= r.cutAt {
 			return "" // in flight when the last cut was made: the same epoch
 		}
 		return r.cut(t, m)

@@ -1,0 +1,98 @@
+package pacer
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// newTestPacer returns a pacer on a clock whose origin is base, recording the slots it sends.
+func newTestPacer() (*Pacer, *[]int64, time.Time) {
+	base := time.Unix(1000, 0)
+	var mu sync.Mutex
+	var sent []int64
+	p := New(&mu, func(t time.Time) int64 { return int64(t.Sub(base)) }, func(slot, _ int64) { sent = append(sent, slot) })
+	return p, &sent, base
+}
+
+func TestPacerSpacingIsFIFO(t *testing.T) {
+	p, sent, _ := newTestPacer()
+	p.SetInterval(0, LaneRequests, 100)
+	if r := p.Reserve(0, 1); r != nil {
+		t.Fatalf("first request waits until %d, want it due at once", r.slot)
+	}
+	var rs []*Reservation
+	for range 3 {
+		rs = append(rs, p.Reserve(10, 1))
+	}
+	for i, r := range rs {
+		if want := int64(100 * (i + 1)); r == nil || r.slot != want {
+			t.Fatalf("request %d: slot %v, want %d", i+1, r, want)
+		}
+	}
+	// Cancelling the second moves the third up by one spacing.
+	p.cancel(rs[0], 50)
+	if rs[1].slot != 100 || rs[2].slot != 200 {
+		t.Fatalf("after cancel: slots %d, %d, want 100, 200", rs[1].slot, rs[2].slot)
+	}
+	p.Settle(250)
+	if want := []int64{0, 100, 200}; len(*sent) != 3 || (*sent)[1] != want[1] || (*sent)[2] != want[2] {
+		t.Fatalf("sent %v, want %v", *sent, want)
+	}
+}
+
+func TestPacerCreditAndHold(t *testing.T) {
+	p, sent, _ := newTestPacer()
+	p.SetInterval(0, LaneRequests, 1000)
+	p.Reserve(0, 1)                            // due at 0
+	r1, r2 := p.Reserve(1, 1), p.Reserve(1, 1) // waiting at 1000, 2000
+	p.Grant(5, 1)                              // one goes at once: the first in line
+	if r1.inList || r2.slot != 1005 {
+		t.Fatalf("after grant: r1 waiting %v, r2 slot %d; want r1 sent and r2 one spacing after the grant (1005)", r1.inList, r2.slot)
+	}
+	p.SetHold(6, 5000)
+	if r2.slot != 5000 {
+		t.Fatalf("held: r2 slot %d, want 5000", r2.slot)
+	}
+	p.Grant(7, 3) // a credit does not jump a hold
+	if !r2.inList {
+		t.Fatal("credit released a request before the hold")
+	}
+	p.Settle(5000)
+	if got := (*sent)[len(*sent)-1]; got != 5000 {
+		t.Fatalf("last sent at %d, want 5000", got)
+	}
+}
+
+func TestPacerInFlightCap(t *testing.T) {
+	p, _, _ := newTestPacer()
+	p.SetMaxInFlight(0, 1, 1000)
+	if r := p.Reserve(0, 1); r != nil {
+		t.Fatal("first request held by a cap of 1 with nothing in flight")
+	}
+	r := p.Reserve(1, 1)
+	if r == nil || r.slot != 1001 {
+		t.Fatalf("second request: %v, want held until the cap's wait (1001)", r)
+	}
+	p.Answered(10) // the first answer frees the place
+	if r.inList {
+		t.Fatalf("second request still waiting (slot %d) after the first was answered", r.slot)
+	}
+	if p.InFlight() != 1 {
+		t.Fatalf("in flight %d, want 1", p.InFlight())
+	}
+}
+
+func TestPacerUnitsLane(t *testing.T) {
+	p, _, _ := newTestPacer()
+	p.SetInterval(0, LaneUnits, 10) // 10 ns per unit
+	p.Reserve(0, 50)                // costs 50 units: the lane is busy until 500
+	r := p.Reserve(0, 1)
+	if r == nil || r.slot != 500 {
+		t.Fatalf("request behind a cost of 50: %v, want slot 500", r)
+	}
+}

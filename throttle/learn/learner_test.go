@@ -1,0 +1,109 @@
+package learn_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/steadyhttp/steady/throttle/learn"
+)
+
+// resp builds a response with literal header lines ("Name: value"), written by hand as servers
+// send them, not by any writer of ours.
+func resp(status int, lines ...string) *http.Response {
+	h := http.Header{}
+	for _, l := range lines {
+		k, v, _ := strings.Cut(l, ": ")
+		h.Add(k, v)
+	}
+	return &http.Response{StatusCode: status, Header: h, Body: http.NoBody}
+}
+
+// send reserves one request at at and requires it to be due at once.
+func send(t *testing.T, l *learn.Learner, at time.Time) {
+	t.Helper()
+	r, err := l.Reserve(at)
+	if err != nil || r.Delay(at) != 0 {
+		t.Fatalf("request at %v not due at once (err %v)", at, err)
+	}
+}
+
+func TestLyingHeadersAreDistrusted(t *testing.T) {
+	var events []string
+	l, err := learn.New(learn.WithObserver(func(e learn.Event) { events = append(events, e.Detail) }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Unix(1_700_000_000, 0)
+	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
+	claim := []string{`RateLimit-Policy: "default";q=1000;w=1`, `RateLimit: "default";r=900;t=1`}
+	send(t, l, ms(0))
+	l.ObserveAttempt(ms(0), ms(1), resp(200, claim...), nil)
+	if got := l.LearnedLimit(); got.Source != "declared" || got.Quota != 1000 {
+		t.Fatalf("after one honest-looking answer: %+v, want the declared 1000/s believed", got)
+	}
+	// The headers say 900 remain, and the server throttles anyway: twice is a server that
+	// over-claims.
+	send(t, l, ms(2))
+	send(t, l, ms(2))
+	l.ObserveAttempt(ms(2), ms(3), resp(429, claim...), nil)
+	l.ObserveAttempt(ms(2), ms(3), resp(429, claim...), nil)
+	if got := l.LearnedLimit(); got.Source == "declared" {
+		t.Fatalf("after two throttles with 900 said to remain: %+v, want the headers distrusted", got)
+	}
+	if !strings.Contains(strings.Join(events, "\n"), "distrusted") {
+		t.Fatalf("no event says the headers were distrusted: %q", events)
+	}
+	// What the learner paces at now comes from the throttles, far below the claim.
+	if r := l.Rate(); r <= 0 || r >= 1000 {
+		t.Fatalf("pace after distrust %v/s, want a positive rate below the claimed 1000/s", r)
+	}
+}
+
+func TestDeclaredLimitBelowTheServersIsRespected(t *testing.T) {
+	l, err := learn.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Unix(1_700_000_000, 0)
+	send(t, l, t0)
+	// GitHub-style: a limit without a window, per the reset (an hour), nothing left.
+	l.ObserveAttempt(t0, t0.Add(time.Millisecond), resp(200,
+		"X-Ratelimit-Limit: 60", "X-Ratelimit-Remaining: 0", "X-Ratelimit-Reset: 3600"), nil)
+	got := l.LearnedLimit()
+	if got.Quota != 60 || got.Window != time.Hour {
+		t.Fatalf("learned %+v, want 60 per hour", got)
+	}
+	if r := l.Rate(); r > 60.0/3600 {
+		t.Fatalf("pace %v/s, above the declared 60/h", r)
+	}
+	r, _ := l.Reserve(t0.Add(2 * time.Millisecond))
+	if d := r.Delay(t0.Add(2 * time.Millisecond)); d < 50*time.Second {
+		t.Fatalf("next request waits %v with nothing left of 60/h, want at least the spacing of 60/h", d)
+	}
+}
+
+func TestLowRateWithoutHeadersNoRetryStorm(t *testing.T) {
+	l, err := learn.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Unix(1_700_000_000, 0)
+	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
+	send(t, l, ms(0))
+	l.ObserveAttempt(ms(0), ms(1), resp(200), nil) // a 1/s server's burst of one
+	send(t, l, ms(1))
+	send(t, l, ms(1)) // the slow start lets two go
+	l.ObserveAttempt(ms(1), ms(2), resp(429), nil)
+	l.ObserveAttempt(ms(1), ms(2), resp(429), nil)
+	// One success before the throttles: the next requests go at most one a second.
+	var last time.Duration
+	for i := range 3 {
+		r, _ := l.Reserve(ms(3))
+		last = r.Delay(ms(3))
+		if want := time.Duration(i+1) * 900 * time.Millisecond; last < want {
+			t.Fatalf("request %d after the throttle waits %v, want at least %v (a pace of at most one per second)", i+1, last, want)
+		}
+	}
+}
