@@ -1,8 +1,8 @@
 package learn_test
 
 import (
-	"flag"
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"math/rand/v2"
