@@ -9,7 +9,9 @@
 //   - a hold: nothing goes before it (the end of a pause, a window's reset);
 //   - a credit: up to that many requests go at once, ahead of the spacing, while nothing is
 //     waiting (what the server said remains of its quota); the spacing resumes after the last one;
-//   - a cap on requests in flight (sent and not yet answered), for probing a server's burst.
+//   - a cap on requests in flight (sent and not yet answered), for probing a server's burst;
+//   - a window: at most a limit of requests in any window of time (a sliding log), each one
+//     going at the earliest one window, and a slack, after the request limit places before it.
 //
 // The Pacer is not safe for concurrent use by itself: its owner guards it with the lock it passes to
 // New, and holds that lock around every Pacer method. Reservations take the same lock in their own
@@ -50,6 +52,13 @@ type Pacer struct {
 
 	head, tail *Reservation
 	pending    int
+
+	// The window: at most winLimit sends in any winSpan (plus winSlack); ring holds the slots of
+	// the latest winLimit sends, ringN counting every send. winLimit 0: no window.
+	winLimit          int
+	winSpan, winSlack int64
+	ring              []int64
+	ringN             int64
 
 	onSent func(slot, cost int64)
 }
@@ -100,7 +109,7 @@ func (p *Pacer) Reserve(t, cost int64) *Reservation {
 			p.send(t, cost, p.creditAfter(t, cost))
 			return nil
 		}
-		if slot, after := p.slotFor(t, cost, p.free); slot <= t {
+		if slot, after := p.slotFor(t, cost, p.free); slot <= t && p.windowAllows(t) {
 			p.send(slot, cost, after)
 			return nil
 		}
@@ -119,6 +128,39 @@ func (p *Pacer) Reserve(t, cost int64) *Reservation {
 
 // fitsInFlight reports whether one more request may be in flight.
 func (p *Pacer) fitsInFlight() bool { return p.maxInFlight <= 0 || p.inFlight < p.maxInFlight }
+
+// windowAllows reports whether a request with nothing waiting may go at t under the window.
+func (p *Pacer) windowAllows(t int64) bool {
+	k := int64(p.winLimit)
+	if k == 0 || p.ringN < k {
+		return true
+	}
+	return addSat(p.ring[p.ringN%k], p.winSpan+p.winSlack) <= t
+}
+
+// SetWindow allows at most limit requests in any span of time (a client-side sliding log), each
+// going at the earliest span plus slack after the one limit places before it; sends from the credit
+// count but are not held. A limit of 0 removes the window. When the limit changes, recent (the
+// slots of the latest sends, oldest first, as the owner remembers them) seeds the window.
+func (p *Pacer) SetWindow(t int64, limit int, span, slack int64, recent []int64) {
+	if limit == p.winLimit && span == p.winSpan && slack == p.winSlack {
+		return
+	}
+	if limit != p.winLimit {
+		p.ring, p.ringN = nil, 0
+		if limit > 0 {
+			p.ring = make([]int64, limit)
+			for _, s := range recent[max(len(recent)-limit, 0):] {
+				p.ring[p.ringN%int64(limit)] = s
+				p.ringN++
+			}
+		}
+	}
+	p.winLimit, p.winSpan, p.winSlack = max(limit, 0), span, slack
+	if p.head != nil {
+		p.Reschedule(t)
+	}
+}
 
 // slotFor is the earliest slot at or after t at which a request of cost fits every lane whose free
 // times are from, and the lanes' free times after it.
@@ -156,6 +198,11 @@ func (p *Pacer) place(r *Reservation, t int64) {
 		from = r.prev.after
 	}
 	s, after := p.slotFor(t, r.cost, from)
+	if p.winLimit > 0 {
+		if back, ok := p.windowBack(r); ok && back > s {
+			s, after = p.slotFor(back, r.cost, from)
+		}
+	}
 	if p.maxInFlight > 0 && p.inFlight+p.indexOf(r) >= p.maxInFlight {
 		s = max(s, addSat(t, p.capWait))
 	}
@@ -166,8 +213,28 @@ func (p *Pacer) place(r *Reservation, t int64) {
 	}
 }
 
+// windowBack is the earliest slot the window allows r: one window and the slack after the request
+// winLimit places before it, which is a pending one ahead of r or one already sent (false when
+// fewer than winLimit were ever sent before it).
+func (p *Pacer) windowBack(r *Reservation) (int64, bool) {
+	i := int64(p.indexOf(r)) // pending ahead of r
+	k := int64(p.winLimit)
+	if i >= k {
+		x := r
+		for range k {
+			x = x.prev
+		}
+		return addSat(x.slot, p.winSpan+p.winSlack), true
+	}
+	back := k - i // how far back among the sends
+	if back > p.ringN {
+		return 0, false
+	}
+	return addSat(p.ring[(p.ringN-back)%k], p.winSpan+p.winSlack), true
+}
+
 // indexOf counts the reservations ahead of r in the list (0 for the head). Only used with an
-// in-flight cap, which is small.
+// in-flight cap or a window, with as many waiting as there are callers.
 func (p *Pacer) indexOf(r *Reservation) int {
 	n := 0
 	for x := p.head; x != nil && x != r; x = x.next {
@@ -179,6 +246,10 @@ func (p *Pacer) indexOf(r *Reservation) int {
 func (p *Pacer) send(slot, cost int64, after [numLanes]int64) {
 	p.free = after
 	p.lastSlot, p.lastCost, p.sentAny = slot, cost, true
+	if p.winLimit > 0 {
+		p.ring[p.ringN%int64(p.winLimit)] = slot
+		p.ringN++
+	}
 	p.inFlight++
 	if p.onSent != nil {
 		p.onSent(slot, cost)

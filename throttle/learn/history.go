@@ -29,6 +29,16 @@ func (s *sendLog) creditOf(t int64) (int64, bool) {
 	return s.credit[i%sendLogSize], true
 }
 
+// latest returns the send times of the latest k sends that the ring holds, oldest first.
+func (s *sendLog) latest(k int64) []int64 {
+	k = min(k, s.n, sendLogSize)
+	out := make([]int64, 0, k)
+	for i := s.n - k; i < s.n; i++ {
+		out = append(out, s.slots[i%sendLogSize])
+	}
+	return out
+}
+
 // slotOf returns the send time of the send k places before the next one (k=1: the latest), if it
 // is still in the ring.
 func (s *sendLog) slotOf(k int64) (int64, bool) {

@@ -181,6 +181,7 @@ func (l *Learner) arbitrate(t int64, now time.Time) {
 	l.p.SetInterval(t, pacer.LaneRequests, p.interval)
 	l.p.SetHold(t, p.hold)
 	l.p.SetMaxInFlight(t, p.maxInFlight, l.capWait())
+	l.p.SetWindow(t, p.windowLimit, p.window, p.windowSlack, m.sends.latest(int64(p.windowLimit)))
 	switch {
 	case p.setCredit:
 		if p.credit != l.p.Credit() {

@@ -8,6 +8,9 @@ type plan struct {
 	credit      int64 // requests that may go at once (only applied when setCredit)
 	setCredit   bool
 	maxInFlight int // 0 = no cap
+	// A window: at most windowLimit requests in any window plus windowSlack (0: none).
+	windowLimit         int
+	window, windowSlack int64
 }
 
 // strategy is one way of driving the pacer. The arbiter asks each, in precedence order, whether it

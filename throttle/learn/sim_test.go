@@ -184,7 +184,10 @@ func physical(c cell) time.Duration {
 	return max(d, time.Duration(rounds)*c.rtt) + c.rtt
 }
 
-var focus = flag.String("focus", "", "print every event of this algorithm's cells")
+var (
+	focus = flag.String("focus", "", "print every event of this algorithm's cells")
+	trace = flag.Bool("trace", false, "with -focus, trace every answer the declared strategy sees")
+)
 
 // TestSimOperatingPoints runs the learner through operating points away from the benchmark's (low
 // rates, a 50 ms round trip, lying headers, every limiter kind). Every cell must lose nothing; the
@@ -205,7 +208,11 @@ func TestSimOperatingPoints(t *testing.T) {
 		{"leaky-bucket", 5, time.Second, 5, "none", 50 * time.Millisecond, 16, 300},
 	}
 	for i, c := range cells {
+		if c.alg == *focus && *trace {
+			learn.SetDebug(func(s string) { t.Log("      ", s) })
+		}
 		o := runCell(t, c, 1)
+		learn.SetDebug(nil)
 		ph := physical(c)
 		ratio := float64(o.elapsed) / float64(ph)
 		if o.lost != 0 {

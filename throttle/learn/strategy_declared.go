@@ -89,8 +89,14 @@ func (d *declaredStrategy) observe(t int64, s *Signal, m *model) string {
 	// Evidence against the headers: a throttle for a request the headers had quota for, or a
 	// throttle that itself says quota remains.
 	c, known := d.creditAtSend(s.Sent, m)
+	if debugDeclared != nil {
+		debugDeclared(fmt.Sprintf("answer sent=%v at=%v thr=%v R=%d c@send=%d known=%v credit=%d unseen=%d inflight=%d",
+			durationOf(s.Sent), durationOf(s.Answered), s.Throttled, s.Remaining, c, known, d.current(m), m.sends.unseen(s.Sent), m.inFlight))
+	}
 	if s.Throttled {
-		if (known && c > 0) || (s.HasRemaining && s.Remaining > 0) {
+		// A credit of one is a race lost to the jitter or to another client as often as a lie:
+		// only a request the headers left room beyond counts against them.
+		if (known && c > 1) || (s.HasRemaining && s.Remaining > 0) {
 			m.contradictions++
 			if m.contradictions >= m.tun.DistrustAfter {
 				m.trust = trustDistrusted
@@ -111,9 +117,17 @@ func (d *declaredStrategy) observe(t int64, s *Signal, m *model) string {
 				}
 			}
 		}
-	} else if known && c <= 0 && m.kind == KindUnknown {
-		m.kind = KindRefilling
-		ev = join(ev, "kind -> refilling (admitted at the declared pace after the quota ran out)")
+	} else if known && c <= 0 {
+		switch {
+		case m.kind == KindUnknown:
+			m.kind = KindRefilling
+			ev = join(ev, "kind -> refilling (admitted at the declared pace after the quota ran out)")
+		case m.kind == KindWhole && s.HasRemaining && s.Remaining < m.limit/2:
+			// Admitted after the hold, but little came back: the quota returns a little at a
+			// time (a sliding log spent unevenly, a sliding window counter).
+			m.kind = KindRefilling
+			ev = join(ev, fmt.Sprintf("kind -> refilling (%d of %d back after the reset)", s.Remaining+1, m.limit))
+		}
 	}
 
 	if s.HasRemaining {
@@ -137,65 +151,40 @@ func (d *declaredStrategy) observe(t int64, s *Signal, m *model) string {
 }
 
 // wholeReturns is when a request may leave to find a quota that comes back whole, judged from
-// the answer s that said it was spent: the earlier of two instants that are each safe.
-//   - The reset: the answer's server time (one way before it arrived) plus Reset. A request sent
-//     one way before that arrives after it.
-//   - One window after the send limit places back (when the ring still holds it): no window
-//     then holds more than limit of this client's requests, so a sliding log has a place free,
-//     and a fixed window's reset, which a whole quota's sends precede, has passed.
-//
-// Both are late by the jitter margin, so that the request arrives after the instant despite the
-// jitter of its trip.
+// the answer s that said it was spent: the answer's server time (one way before it arrived) plus
+// Reset, less the one way the request takes to get there, late by the jitter margin so that it
+// arrives after the reset despite the jitter of its trip. 0 when no reset was said.
 func (d *declaredStrategy) wholeReturns(s *Signal, m *model) int64 {
-	at := int64(0)
-	if s.HasReset {
-		at = s.Answered + s.Reset - 2*m.rtt.oneWay()
-	}
-	if m.limit > 0 && m.window > 0 {
-		if slot, ok := m.sends.slotOf(m.limit); ok && (at == 0 || slot+m.window < at) {
-			at = slot + m.window
-		}
-	}
-	if at == 0 {
+	if !s.HasReset {
 		return 0
 	}
-	return at + m.rtt.margin(m.tun.JitterMargin)
+	return s.Answered + s.Reset - 2*m.rtt.oneWay() + m.rtt.margin(m.tun.JitterMargin)
 }
 
 func (d *declaredStrategy) drives(t int64, m *model) bool { return m.trust == trustBelieved }
 
 func (d *declaredStrategy) plan(t int64, m *model) plan {
 	p := plan{interval: m.declaredInterval(), setCredit: true}
+	if m.kind != KindCounter && m.limit > 0 && m.limit <= maxWindowLimit && m.window > 0 {
+		// Any window of this client's paced sends stays within the declared limit: against a
+		// sliding log spent unevenly, a place frees up exactly one window after the send it holds
+		// (the slack covers the jitter of both trips); against a bucket the pace already keeps it.
+		// A sliding window counter weighs the previous window's sends instead, and a request one
+		// window after a burst is still refused there: its pace of limit-1 per window is what it
+		// sustains.
+		p.windowLimit, p.window, p.windowSlack = int(m.limit), m.window, m.rtt.margin(m.tun.JitterMargin)
+	}
 	c := d.current(m)
 	p.credit = max(c, 0)
-	if c > 0 {
-		return p
-	}
-	h := d.holdUntil
-	if h == 0 {
-		h = d.slidingHold(m)
-	}
-	if h > t {
-		p.hold = h
+	if c <= 0 && d.holdUntil > t {
+		p.hold = d.holdUntil
 	}
 	return p
 }
 
-// slidingHold keeps any window of this client's sends within the declared limit once the credit
-// is spent: the next request waits until one window after the send limit places back, late by the
-// jitter margin (0 when the ring no longer holds it). Against a sliding log whose quota was spent
-// unevenly this is exactly when a place frees up; against any other kind a pace at the declared
-// rate already keeps it.
-func (d *declaredStrategy) slidingHold(m *model) int64 {
-	if m.limit <= 0 || m.window <= 0 {
-		return 0
-	}
-	slot, ok := m.sends.slotOf(m.limit)
-	if !ok {
-		return 0
-	}
-	return slot + m.window + m.rtt.margin(m.tun.JitterMargin)
-}
+// maxWindowLimit bounds the client-side window's memory (one slot per request in it): a declared
+// limit above it is kept by the pace and the holds alone.
+const maxWindowLimit = sendLogSize
 
 func ceilSecond(d int64) int64 {
 	s := int64(time.Second)
@@ -213,3 +202,5 @@ func join(a, b string) string {
 	}
 	return a + "; " + b
 }
+
+var debugDeclared func(string)

@@ -9,11 +9,13 @@ type Tuning struct {
 	// share of the spacing that absorbs the network's jitter bunching requests that left evenly.
 	// Default 0.005: at 1,000/s a 1 ms spacing keeps 5 µs, the scheduling noise of a loaded host.
 	Headroom float64
-	// JitterMargin is how many RTT deviations (the smoothed mean deviation, as TCP's RTO uses it)
-	// a request aimed at a server-side instant (a reset, a window start) is sent late, so that it
-	// arrives after that instant despite the jitter of its one-way trip. Default 2: a one-way trip
-	// is late by more than two mean deviations rarely (about 5% of trips for a normal spread,
-	// fewer for the bounded jitter of a LAN).
+	// JitterMargin is how many RTT deviations (the smoothed mean deviation, as TCP's RTTVAR)
+	// stand for the spread of a one-way trip: a request aimed at a server-side instant (a reset, a
+	// place in a window) is sent that much late, and requests that left that much before an
+	// answered one are counted as unseen by the server when it answered (they may have arrived
+	// after it). Default 4, the multiple RFC 6298 puts on RTTVAR for a bound that a trip rarely
+	// passes: for a uniform one-way jitter J the mean deviation of a round trip is about J/3, and
+	// 4 of them cover J.
 	JitterMargin float64
 	// ThrottleBudget is the share of attempts the headerless learner may spend on 429s: it probes
 	// above its estimate at most once per 1/ThrottleBudget successes (plus the requests in flight
@@ -47,7 +49,7 @@ type Tuning struct {
 func DefaultTuning() Tuning {
 	return Tuning{
 		Headroom:         0.005,
-		JitterMargin:     2,
+		JitterMargin:     4,
 		ThrottleBudget:   0.02,
 		Backoff:          0.9,
 		ProbeGain:        0.05,
