@@ -60,10 +60,15 @@ func New(opts ...Option) (*Learner, error) {
 	l := &Learner{cfg: c}
 	l.m.tun = c.tun
 	d := &declaredStrategy{}
-	l.p = pacer.New(&l.mu, l.clock, func(slot, _ int64) { l.m.sends.add(slot, d.current(&l.m)) })
+	cyc := &cyclesStrategy{}
+	l.p = pacer.New(&l.mu, l.clock, func(slot, _ int64) {
+		l.m.sends.add(slot, d.current(&l.m))
+		cyc.sent(slot)
+	})
 	l.strats = []strategy{
 		pauseStrategy{},
 		d,
+		cyc,
 		&rateStrategy{minR: c.minRate, maxR: c.maxRate},
 		startupStrategy{},
 	}
@@ -245,7 +250,7 @@ func (l *Learner) LearnedLimit() Limit {
 		out.Confidence = 1 - float64(m.contradictions)/float64(m.tun.DistrustAfter)
 		return out
 	}
-	r := l.strats[2].(*rateStrategy)
+	r := l.strats[3].(*rateStrategy)
 	if r.active && r.best > 0 && !math.IsInf(r.best, 0) {
 		// An estimate is a rate: expressed per second, rounded down to whole requests where it
 		// is at least one a second, else as one request per its spacing.

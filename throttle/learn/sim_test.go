@@ -7,6 +7,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -233,5 +234,25 @@ func TestSimOperatingPoints(t *testing.T) {
 				t.Log("   ", e)
 			}
 		}
+	}
+}
+
+var one = flag.String("one", "", "run one cell: alg,limit,windowSeconds,headers,rttMs,workers,n")
+
+func TestOne(t *testing.T) {
+	if *one == "" {
+		t.Skip("exploration aid: go test -run TestOne -one leaky-bucket,1,1,none,1,16,300")
+	}
+	var c cell
+	var w, rtt int
+	_, err := fmt.Sscanf(strings.ReplaceAll(*one, ",", " "), "%s %d %d %s %d %d %d", &c.alg, &c.limit, &w, &c.headers, &rtt, &c.workers, &c.n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.window, c.rtt, c.burst = time.Duration(w)*time.Second, time.Duration(rtt)*time.Millisecond, c.limit
+	o := runCell(t, c, 1)
+	t.Logf("%.3fx %.2f%% lost=%d %+v", float64(o.elapsed)/float64(physical(c)), 100*o.share(), o.lost, o.limit)
+	for _, e := range o.events {
+		t.Log("   ", e)
 	}
 }

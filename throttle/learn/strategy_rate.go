@@ -17,17 +17,19 @@ import (
 //	          successes, times one plus the requests that were in flight at the cut
 //	probe     ProbeGain above it: a throttle cuts again; a quiet half span raises the estimate
 type rateStrategy struct {
-	st     string
-	rate   float64 // pace, requests per second
-	best   float64 // the highest rate the server was seen to sustain, requests per second
-	cutAt  int64   // time of the last cut: throttles for requests sent before it belong to it
-	rCut   float64 // the pace right after the last cut
-	succ   int64   // successes since the last cut or probe start
-	gain   float64 // the next probe's gain: doubles with every probe that holds
-	quiet  int64   // successes the current quiet span lasts
-	minR   float64
-	maxR   float64
-	active bool
+	st    string
+	rate  float64 // pace, requests per second
+	best  float64 // the highest rate the server was seen to sustain, requests per second
+	cutAt int64   // time of the last cut: throttles for requests sent before it belong to it
+	rCut  float64 // the pace right after the last cut
+	succ  int64   // successes since the last cut or probe start
+	gain  float64 // the next probe's gain: doubles with every probe that holds
+	// doubled is set once the search has doubled its prior.
+	doubled bool
+	quiet   int64 // successes the current quiet span lasts
+	minR    float64
+	maxR    float64
+	active  bool
 }
 
 func (r *rateStrategy) name() string { return "rate" }
@@ -69,7 +71,7 @@ func (r *rateStrategy) observe(t int64, s *Signal, m *model) string {
 	switch r.st {
 	case "search":
 		if half := int64(max(m.tun.MeasureSuccesses/2, 1)); r.succ%half == 0 {
-			r.rate = r.clamp(2 * r.rate)
+			r.rate, r.doubled = r.clamp(2*r.rate), true
 			return fmt.Sprintf("search: %.3g/s", r.rate)
 		}
 	case "recover":
@@ -115,13 +117,26 @@ func (r *rateStrategy) cut(t int64, m *model) string {
 		r.cutAt, r.succ = t, 0
 		return fmt.Sprintf("first throttle after %d successes: search from %.3g/s", m.successes, r.rate)
 	case r.st == "search":
-		r.best = r.rate / 2 // the last rate that drew no throttle
+		// The last rate that drew no throttle: the one before the last doubling, or, when the
+		// prior itself drew it, the prior (it was admitted until now: the throttle says the limit
+		// is at it, not below it).
+		r.best = r.rate
+		if r.doubled {
+			r.best = r.rate / 2
+		}
 		if ok {
-			r.best = min(r.rate, meas)
+			r.best = min(r.best, meas)
 		}
 	case r.st == "probe":
 		// The probe found the limit: the estimate stands, and the next probe starts small.
 		r.gain = m.tun.ProbeGain
+	case r.succ == 0:
+		// A wall: nothing admitted since the last cut. The estimate stands (a window's quota is
+		// gone, not its rate), and the pace halves, so that the wall draws a number of throttles
+		// logarithmic in its length, not linear.
+		r.rate = r.clamp(r.rate / 2)
+		r.cutAt = t
+		return fmt.Sprintf("wall: %.3g/s", r.rate)
 	default:
 		if ok {
 			r.best = min(r.best, meas)

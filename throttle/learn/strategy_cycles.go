@@ -1,0 +1,170 @@
+package learn
+
+import "fmt"
+
+// cyclesStrategy learns, without headers, a quota that comes back whole: a fixed window or a
+// sliding log answers a client that outruns it with a run of successes (its quota), then a wall
+// of throttles until the quota is back. From that shape it guesses "S per P" and sends in cycles:
+// the whole quota at once at each cycle's start, then nothing until the next. States:
+//
+//	watching   no guess: the rate strategy drives; a wall of throttles after a run is noted
+//	testing    the first success after a wall: the rest of the last run's size goes at once; if at
+//	           least WholeShare of it is admitted, the quota came back whole
+//	cycling    S at each cycle's start, held until the next; the period's bounds narrow by
+//	           bisection at every start (a start that draws a throttle is too early)
+//	refuted    the guess failed (a test or two cycles throttled within their quota): the rate
+//	           strategy drives for good
+type cyclesStrategy struct {
+	st string
+
+	run, lastRun         int64 // successes in the current run, and in the run before the wall
+	runStart, lastStart  int64 // send time of each run's first success
+	wallThrottles        int64 // throttles since the run ended
+	lastThrottleSent     int64 // send time of the wall's latest throttle
+	firstThrottleSent    int64 // send time of the wall's first throttle
+	lastSuccessSent      int64 // send time of the run's latest success
+	quota                int64 // S
+	lo, hi               int64 // bounds on the period P: a start at lo+... was too early, at hi worked
+	cycleStart           int64 // send time of this cycle's first success
+	sentInCycle          int64 // requests sent since the cycle started (recorded by the learner)
+	admittedInTest       int64
+	overrun, nextAttempt int64
+}
+
+func (c *cyclesStrategy) name() string { return "cycles" }
+
+func (c *cyclesStrategy) state() string {
+	if c.st == "" {
+		return "watching"
+	}
+	return c.st
+}
+
+func (c *cyclesStrategy) drives(t int64, m *model) bool {
+	return m.trust != trustBelieved && (c.st == "testing" || c.st == "cycling")
+}
+
+// minWallThrottles is how many throttles in a row, with no success between them, make a wall: one
+// can be a bucket briefly empty; two sent at least a spacing apart are a quota that is gone.
+const minWallThrottles = 2
+
+func (c *cyclesStrategy) observe(t int64, s *Signal, m *model) string {
+	if s.Failed || c.st == "refuted" || (m.trust == trustBelieved && s.headers()) {
+		return ""
+	}
+	if s.HasRetry {
+		// A Retry-After says when the quota is back: the pause drives, and a pause looks like a
+		// wall to this strategy; it has nothing to learn that the server did not say.
+		return ""
+	}
+	switch c.state() {
+	case "watching":
+		if s.Throttled {
+			if s.Sent <= c.lastSuccessSent {
+				return "" // sent while the run went on: part of it, not of a wall after it
+			}
+			if c.run > 0 {
+				c.lastRun, c.lastStart, c.run = c.run, c.runStart, 0
+				c.wallThrottles, c.firstThrottleSent = 0, s.Sent
+			}
+			c.wallThrottles++
+			c.lastThrottleSent = max(c.lastThrottleSent, s.Sent)
+			return ""
+		}
+		if s.Sent <= c.lastThrottleSent {
+			return "" // overtaken on the way by a throttle sent after it: the run was over
+		}
+		c.lastSuccessSent = max(c.lastSuccessSent, s.Sent)
+		if c.run == 0 {
+			c.runStart = s.Sent
+			// A wall is throttles sent after the run, over at least a round trip: the burst that
+			// ran into the quota's end is throttled at once, a wall goes on being throttled.
+			wall := c.wallThrottles >= minWallThrottles && c.lastThrottleSent-c.firstThrottleSent >= m.rtt.min
+			if wall && c.lastRun >= 2 {
+				// The first success after a wall: the quota may have come back whole.
+				c.st, c.quota, c.cycleStart, c.admittedInTest = "testing", c.lastRun, s.Sent, 1
+				c.sentInCycle = m.sends.unseen(s.Sent) + 1 // this one, and the ones sent after it
+				c.hi = s.Sent - c.lastStart
+				c.lo = max(c.lastThrottleSent-c.lastStart, 0)
+				c.run = 1
+				return fmt.Sprintf("wall of %d throttles after a run of %d: testing whether %d come back at once", c.wallThrottles, c.lastRun, c.lastRun)
+			}
+		}
+		c.run++
+		c.wallThrottles = 0
+	case "testing":
+		if s.Sent < c.cycleStart {
+			return "" // sent before the test: teaches nothing about it
+		}
+		if s.Throttled {
+			c.st = "refuted"
+			return fmt.Sprintf("refuted: throttled after %d of %d came back (the quota refills, it does not come back whole)", c.admittedInTest, c.quota)
+		}
+		c.admittedInTest++
+		if float64(c.admittedInTest) >= m.tun.WholeShare*float64(c.quota) {
+			c.st = "cycling"
+			return fmt.Sprintf("whole: %d per %v (period between %v and %v)", c.quota, durationOf(c.hi), durationOf(c.lo), durationOf(c.hi))
+		}
+	case "cycling":
+		if s.Sent < c.cycleStart {
+			return ""
+		}
+		if s.Throttled {
+			if c.sentInCycle <= 1 {
+				// The cycle's first request was early: the period is longer than that.
+				c.lo = max(c.lo, s.Sent-c.cycleStart+c.hi)
+				c.overrun = 0
+				return ""
+			}
+			c.overrun++
+			if c.overrun >= 2 {
+				c.st = "refuted"
+				return "refuted: two cycles throttled within their quota (the quota shrank, or another client takes it)"
+			}
+			return ""
+		}
+		return ""
+	}
+	return ""
+}
+
+// sent records one request leaving at slot, while cycling: the first one at or after the next
+// start begins a new cycle.
+func (c *cyclesStrategy) sent(slot int64) {
+	if c.st != "cycling" && c.st != "testing" {
+		return
+	}
+	if c.st == "cycling" && slot >= c.cycleStart+c.nextOffset() {
+		c.cycleStart = slot
+		c.sentInCycle = 0
+		// A start that worked bounds the period from above; bisect towards the lower bound.
+		c.hi = c.nextOffset()
+	}
+	c.sentInCycle++
+}
+
+// nextOffset is when, after this cycle's start, the next cycle may start: the middle of the
+// period's bounds, never below the lower one.
+func (c *cyclesStrategy) nextOffset() int64 {
+	if c.hi-c.lo <= 1 {
+		return c.hi
+	}
+	return c.lo + (c.hi-c.lo+1)/2
+}
+
+func (c *cyclesStrategy) plan(t int64, m *model) plan {
+	margin := m.rtt.margin(m.tun.JitterMargin)
+	// Nothing goes but the credit: a spacing of one period keeps any request beyond the quota
+	// for the next cycle.
+	p := plan{setCredit: true, interval: c.hi}
+	if c.sentInCycle < c.quota {
+		p.credit = c.quota - c.sentInCycle
+		return p
+	}
+	if c.st == "testing" {
+		return p
+	}
+	p.hold = c.cycleStart + c.nextOffset() + margin
+	p.credit = c.quota // spent from the hold on
+	return p
+}
