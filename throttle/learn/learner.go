@@ -121,9 +121,8 @@ func (l *Learner) ObserveAttempt(sent, now time.Time, resp *http.Response, err e
 	defer l.mu.Unlock()
 	t := l.clock(now)
 	l.p.Settle(t)
-	l.p.Answered(t)
 	m := &l.m
-	m.inFlight = l.p.InFlight()
+	m.inFlight = max(l.p.InFlight()-1, 0) // this attempt is answered; the pacer hears it last
 	var ts int64
 	if sent.IsZero() {
 		ts = t - m.rtt.srtt
@@ -146,6 +145,9 @@ func (l *Learner) ObserveAttempt(sent, now time.Time, resp *http.Response, err e
 		}
 	}
 	l.arbitrate(t, now)
+	// Only now is the place in flight freed: a request that waited for it goes at the pace the
+	// answer just set, not at the one before it.
+	l.p.Answered(t)
 }
 
 // arbitrate puts the first strategy that can drive in charge and applies its plan; a running

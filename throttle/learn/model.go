@@ -58,9 +58,11 @@ func (m *model) declaredInterval() int64 {
 	if m.limit <= 0 || m.window <= 0 {
 		return 0
 	}
-	per := m.limit
-	if m.kind == KindCounter && per > 1 {
-		per--
+	per := float64(m.limit)
+	if m.kind == KindCounter {
+		// A sliding window counter at an even pace sustains limit-1 per window (its previous
+		// window weighs on the next); with a limit of one, one request every other window.
+		per = max(per-1, 0.5)
 	}
-	return int64(float64(m.window) / float64(per) / (1 - m.tun.Headroom))
+	return int64(float64(m.window) / per / (1 - m.tun.Headroom))
 }

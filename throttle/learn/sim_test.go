@@ -122,6 +122,9 @@ func runCell(t *testing.T, c cell, seed uint64) outcome {
 		factory := learn.Factory(learn.WithObserver(func(e learn.Event) {
 			out.events = append(out.events, fmt.Sprintf("%v %s/%s %s", time.Duration(e.At.UnixNano()-start.UnixNano()), e.Strategy, e.State, e.Detail))
 		}))
+		if *old {
+			factory = throttle.AdaptiveFactory()
+		}
 		tr := client.NewTransport(srv,
 			client.WithLimiter(func(key string) (throttle.Limiter, error) {
 				l, err := factory(key)
@@ -170,6 +173,8 @@ func runCell(t *testing.T, c cell, seed uint64) outcome {
 // bucket's burst at once and then one request per 1/rate; a fixed window or sliding log's whole
 // quota every window; a sliding window counter's limit at once and then limit-1 per window; and
 // never less than the workers' round trips allow.
+//
+// It is simpler than the sweep's clairvoyant client and meant for a quick look while tuning.
 func physical(c cell) time.Duration {
 	per := float64(c.window) / float64(c.limit)
 	var d time.Duration
@@ -179,10 +184,14 @@ func physical(c cell) time.Duration {
 	case "fixed-window", "sliding-log":
 		d = time.Duration((int64(c.n)+c.limit-1)/c.limit-1) * c.window
 	case "sliding-window":
-		d = time.Duration(float64(max(int64(c.n)-c.limit, 0)) * float64(c.window) / float64(c.limit-1))
+		// It sustains limit-1 per window; a limit of one, one request every other window.
+		d = time.Duration(float64(max(int64(c.n)-c.limit, 0)) * float64(c.window) / max(float64(c.limit-1), 0.5))
 	}
+	// The simulated trip is late by up to a tenth of the round trip each way (uniform): a round
+	// trip takes 1.1 RTT on average.
+	trip := c.rtt + c.rtt/10
 	rounds := (c.n + c.workers - 1) / c.workers
-	return max(d, time.Duration(rounds)*c.rtt) + c.rtt
+	return max(d, time.Duration(rounds)*trip) + trip
 }
 
 var (
@@ -236,6 +245,8 @@ func TestSimOperatingPoints(t *testing.T) {
 		}
 	}
 }
+
+var old = flag.Bool("old", false, "run the previous learner (throttle.Adaptive) instead, for comparison")
 
 var one = flag.String("one", "", "run one cell: alg,limit,windowSeconds,headers,rttMs,workers,n")
 

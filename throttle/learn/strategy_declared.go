@@ -22,6 +22,7 @@ type declaredStrategy struct {
 	hasCredit  bool
 	holdUntil  int64
 	windowSeen int64 // the longest reset seen, for a limit declared without a window
+	lastReset  int64 // the reset the newest answer said
 }
 
 func (d *declaredStrategy) name() string { return "declared" }
@@ -106,15 +107,18 @@ func (d *declaredStrategy) observe(t int64, s *Signal, m *model) string {
 		} else if known && c <= 0 {
 			// The experiment on an exhausted quota: a throttle says it comes back whole, or, for
 			// a refilling one paced at the declared rate, that it sustains only limit-1 per window.
-			switch m.kind {
-			case KindUnknown:
+			switch {
+			case m.kind == KindUnknown && d.lastReset <= m.window:
 				m.kind = KindWhole
 				ev = join(ev, "kind -> whole (throttled at the declared pace after the quota ran out)")
-			case KindRefilling:
-				if m.limit > 1 {
-					m.kind = KindCounter
-					ev = join(ev, "kind -> counter (throttled at the declared pace while refilling)")
-				}
+			case m.kind == KindUnknown:
+				// A quota that comes back whole does so within its window; one whose reset lies
+				// beyond it weighs a past window (a sliding window counter).
+				m.kind = KindCounter
+				ev = join(ev, fmt.Sprintf("kind -> counter (throttled at the declared pace, the reset %v beyond the window)", durationOf(d.lastReset)))
+			case m.kind == KindRefilling:
+				m.kind = KindCounter
+				ev = join(ev, "kind -> counter (throttled at the declared pace while refilling)")
 			}
 		}
 	} else if known && c <= 0 {
@@ -130,6 +134,15 @@ func (d *declaredStrategy) observe(t int64, s *Signal, m *model) string {
 		}
 	}
 
+	if s.HasReset && s.Sent >= d.newestSent {
+		d.lastReset = s.Reset
+	}
+	if s.HasReset && m.window > 0 && s.Reset > m.window && (m.kind == KindUnknown || m.kind == KindRefilling) {
+		// A quota restored only after more than its window weighs a past window on the present
+		// one: a sliding window counter, whatever it has admitted so far.
+		m.kind = KindCounter
+		ev = join(ev, fmt.Sprintf("kind -> counter (reset %v beyond the %v window)", durationOf(s.Reset), durationOf(m.window)))
+	}
 	if s.HasRemaining {
 		// The answer to the newest request sets the credit; an answer to an older one, or to
 		// one that left in the same instant (overtaken on the way), can only lower it.
@@ -175,6 +188,12 @@ func (d *declaredStrategy) plan(t int64, m *model) plan {
 		p.windowLimit, p.window, p.windowSlack = int(m.limit), m.window, m.rtt.margin(m.tun.JitterMargin)
 	}
 	c := d.current(m)
+	if m.kind == KindCounter {
+		// A counter's remaining count is what fits now; spent at once it crowds this window,
+		// and the next one, weighed by it, refuses the pace for a while. An even pace of limit-1
+		// per window fits every instant.
+		c = 0
+	}
 	p.credit = max(c, 0)
 	if c <= 0 && d.holdUntil > t {
 		p.hold = d.holdUntil
