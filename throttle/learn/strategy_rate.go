@@ -26,6 +26,13 @@ type rateStrategy struct {
 	gain  float64 // the next probe's gain: doubles with every probe that holds
 	// doubled is set once the search has doubled its prior.
 	doubled bool
+	// cuts remembers the time and the success count at the latest cuts, to measure the rate the
+	// server admitted over several epochs (see longRun).
+	cuts [longRunCuts]struct{ at, successes int64 }
+	ncut int64
+	// epochThrottles counts the throttles of the current epoch (since the last cut): what a cut
+	// costs, and so how long the next quiet span must be.
+	epochThrottles int64
 	quiet   int64 // successes the current quiet span lasts
 	minR    float64
 	maxR    float64
@@ -59,6 +66,7 @@ func (r *rateStrategy) observe(t int64, s *Signal, m *model) string {
 		return ""
 	}
 	if s.Throttled {
+		r.epochThrottles++
 		if r.active && s.Sent <= r.cutAt {
 			return "" // in flight when the last cut was made: the same epoch
 		}
@@ -138,17 +146,50 @@ func (r *rateStrategy) cut(t int64, m *model) string {
 		r.cutAt = t
 		return fmt.Sprintf("wall: %.3g/s", r.rate)
 	default:
+		// Throttled just under the estimate: it was too high. The rate measured over the last
+		// successes overstates what the server sustains (a bucket that refilled while the pace
+		// was below it spends its burst into the measure), so the estimate also steps down by
+		// the probe's gain, the step a probe would have taken it up.
+		r.best = min(r.best, r.rate)
 		if ok {
 			r.best = min(r.best, meas)
-		} else {
-			r.best = min(r.best, r.rate)
 		}
+		r.best *= 1 - m.tun.ProbeGain
+	}
+	if lr, ok := r.longRun(t, m); ok {
+		r.best = min(r.best, lr)
 	}
 	r.best = r.clamp(r.best)
 	r.rate = r.clamp(m.tun.Backoff * min(r.rate, r.best))
 	r.rCut, r.cutAt, r.succ, r.st = r.rate, t, 0, "recover"
-	r.quiet = int64(math.Ceil(float64(1+m.inFlight) / m.tun.ThrottleBudget))
+	// The quiet span makes the throttles of an epoch a ThrottleBudget share of the successes: at
+	// least the one that cut and the requests in flight with it, and at least what the last
+	// epoch cost.
+	cost := max(1+int64(m.inFlight), r.epochThrottles)
+	r.quiet = int64(math.Ceil(float64(cost) / m.tun.ThrottleBudget))
+	r.epochThrottles = 0
+	r.cuts[r.ncut%longRunCuts] = struct{ at, successes int64 }{t, m.successes}
+	r.ncut++
 	return fmt.Sprintf("%s: throttled -> recover at %.3g/s (estimate %.3g/s, quiet for %d successes)", prev, r.rate, r.best, r.quiet)
+}
+
+// longRunCuts is how many epochs the long-run admitted rate spans: over four sawtooth cycles a
+// bucket's burst, spent once into the measure, weighs a quarter of what it weighs over one.
+const longRunCuts = 4
+
+// longRun is the rate the server admitted, in requests per second, from the oldest remembered cut
+// until t: over several epochs of pacing at and around the limit, what it sustains, with a burst
+// spent once spread thin.
+func (r *rateStrategy) longRun(t int64, m *model) (float64, bool) {
+	if r.ncut < 2 {
+		return 0, false
+	}
+	old := r.cuts[(r.ncut-min(r.ncut, longRunCuts))%longRunCuts]
+	n := m.successes - old.successes
+	if n < int64(m.tun.MeasureSuccesses) || t <= old.at {
+		return 0, false
+	}
+	return float64(n) / float64(t-old.at) * 1e9, true
 }
 
 // intervalOf converts a rate in requests per second into nanoseconds per request (0: unpaced).
