@@ -17,18 +17,21 @@ import "fmt"
 type cyclesStrategy struct {
 	st string
 
-	run, lastRun         int64 // successes in the current run, and in the run before the wall
-	runStart, lastStart  int64 // send time of each run's first success
-	wallThrottles        int64 // throttles since the run ended
-	lastThrottleSent     int64 // send time of the wall's latest throttle
-	firstThrottleSent    int64 // send time of the wall's first throttle
-	lastSuccessSent      int64 // send time of the run's latest success
-	quota                int64 // S
-	lo, hi               int64 // bounds on the period P: a start at lo+... was too early, at hi worked
-	cycleStart           int64 // send time of this cycle's first success
-	sentInCycle          int64 // requests sent since the cycle started (recorded by the learner)
-	admittedInTest       int64
-	overrun, nextAttempt int64
+	run, lastRun        int64 // successes in the current run, and in the run before the wall
+	runStart, lastStart int64 // send time of each run's first success
+	wallThrottles       int64 // throttles since the run ended
+	lastThrottleSent    int64 // send time of the wall's latest throttle
+	firstThrottleSent   int64 // send time of the wall's first throttle
+	lastSuccessSent     int64 // send time of the run's latest success
+	quota               int64 // S
+	lo, hi              int64 // bounds on the period P: a start at lo+... was too early, at hi worked
+	cycleStart          int64 // send time of this cycle's first success
+	sentInCycle         int64 // requests sent since the cycle started (recorded by the learner)
+	admittedInTest      int64
+	overrun             int64
+	attemptSent         int64 // send time of the attempt that opens the next cycle (0: none out)
+	width               int64 // the first wall's uncertainty on the period
+	quotaSpentAt        int64 // send time of the cycle's quota-th request (0: not yet)
 }
 
 func (c *cyclesStrategy) name() string { return "cycles" }
@@ -86,6 +89,7 @@ func (c *cyclesStrategy) observe(t int64, s *Signal, m *model) string {
 				c.sentInCycle = m.sends.unseen(s.Sent) + 1 // this one, and the ones sent after it
 				c.hi = s.Sent - c.lastStart
 				c.lo = max(c.lastThrottleSent-c.lastStart, 0)
+				c.width = c.hi - c.lo
 				c.run = 1
 				return fmt.Sprintf("wall of %d throttles after a run of %d: testing whether %d come back at once", c.wallThrottles, c.lastRun, c.lastRun)
 			}
@@ -106,41 +110,55 @@ func (c *cyclesStrategy) observe(t int64, s *Signal, m *model) string {
 			return fmt.Sprintf("whole: %d per %v (period between %v and %v)", c.quota, durationOf(c.hi), durationOf(c.lo), durationOf(c.hi))
 		}
 	case "cycling":
-		if s.Sent < c.cycleStart {
+		if c.attemptSent == 0 || s.Sent < c.attemptSent {
+			if s.Throttled && s.Sent >= c.cycleStart && (c.quotaSpentAt == 0 || s.Sent <= c.quotaSpentAt) {
+				c.overrun++
+				if c.overrun >= 2 {
+					c.st = "refuted"
+					return "refuted: two cycles throttled within their quota (the quota shrank, a fixed window's phase, or another client takes it)"
+				}
+				return fmt.Sprintf("throttled within the quota, %v into the cycle", durationOf(s.Sent-c.cycleStart))
+			}
 			return ""
 		}
+		// The answer to the attempt that opens a cycle.
+		off := c.attemptSent - c.cycleStart
 		if s.Throttled {
-			if c.sentInCycle <= 1 {
-				// The cycle's first request was early: the period is longer than that.
-				c.lo = max(c.lo, s.Sent-c.cycleStart+c.hi)
-				c.overrun = 0
-				return ""
+			// Too early: the quota was not back yet.
+			c.lo = max(c.lo, off)
+			if c.lo >= c.hi {
+				// A start that was admitted earlier than this one is not (a fixed window entered
+				// late in its window, then early): the upper bound was the phase's, not the
+				// period's. Widen it again by the first wall's uncertainty.
+				c.hi = c.lo + c.width
 			}
-			c.overrun++
-			if c.overrun >= 2 {
-				c.st = "refuted"
-				return "refuted: two cycles throttled within their quota (the quota shrank, or another client takes it)"
-			}
-			return ""
+			c.attemptSent = 0
+			return fmt.Sprintf("cycle start %v after the last was early: period in (%v, %v]", durationOf(off), durationOf(c.lo), durationOf(c.hi))
 		}
-		return ""
+		c.hi = min(c.hi, off)
+		c.cycleStart, c.attemptSent, c.overrun = c.attemptSent, 0, max(c.overrun-1, 0)
+		c.sentInCycle = m.sends.unseen(c.cycleStart) + 1
+		c.quotaSpentAt = 0
+		return fmt.Sprintf("cycle opened %v after the last: period in (%v, %v]", durationOf(off), durationOf(c.lo), durationOf(c.hi))
 	}
 	return ""
 }
 
-// sent records one request leaving at slot, while cycling: the first one at or after the next
-// start begins a new cycle.
+// sent records one request leaving at slot: once the cycle's quota is spent, the first request
+// at or after the hold is the attempt that opens the next cycle.
 func (c *cyclesStrategy) sent(slot int64) {
-	if c.st != "cycling" && c.st != "testing" {
-		return
+	switch c.st {
+	case "testing":
+		c.sentInCycle++
+	case "cycling":
+		c.sentInCycle++
+		if c.sentInCycle == c.quota {
+			c.quotaSpentAt = slot
+		}
+		if c.sentInCycle > c.quota && c.attemptSent == 0 && slot >= c.cycleStart+c.nextOffset() {
+			c.attemptSent = slot
+		}
 	}
-	if c.st == "cycling" && slot >= c.cycleStart+c.nextOffset() {
-		c.cycleStart = slot
-		c.sentInCycle = 0
-		// A start that worked bounds the period from above; bisect towards the lower bound.
-		c.hi = c.nextOffset()
-	}
-	c.sentInCycle++
 }
 
 // nextOffset is when, after this cycle's start, the next cycle may start: the middle of the
@@ -154,17 +172,16 @@ func (c *cyclesStrategy) nextOffset() int64 {
 
 func (c *cyclesStrategy) plan(t int64, m *model) plan {
 	margin := m.rtt.margin(m.tun.JitterMargin)
-	// Nothing goes but the credit: a spacing of one period keeps any request beyond the quota
-	// for the next cycle.
-	p := plan{setCredit: true, interval: c.hi}
+	// Nothing goes but the credit: a spacing of the next cycle's offset keeps every request
+	// beyond the quota for the next cycle, and lets one go at the hold: the attempt whose
+	// success opens it (and grants the rest).
+	p := plan{setCredit: true, interval: c.nextOffset()}
 	if c.sentInCycle < c.quota {
 		p.credit = c.quota - c.sentInCycle
 		return p
 	}
-	if c.st == "testing" {
-		return p
+	if c.st == "cycling" {
+		p.hold = c.cycleStart + c.nextOffset() + margin
 	}
-	p.hold = c.cycleStart + c.nextOffset() + margin
-	p.credit = c.quota // spent from the hold on
 	return p
 }

@@ -33,10 +33,10 @@ type rateStrategy struct {
 	// epochThrottles counts the throttles of the current epoch (since the last cut): what a cut
 	// costs, and so how long the next quiet span must be.
 	epochThrottles int64
-	quiet   int64 // successes the current quiet span lasts
-	minR    float64
-	maxR    float64
-	active  bool
+	quiet          int64 // successes the current quiet span lasts
+	minR           float64
+	maxR           float64
+	active         bool
 }
 
 func (r *rateStrategy) name() string { return "rate" }
@@ -145,6 +145,10 @@ func (r *rateStrategy) cut(t int64, m *model) string {
 		r.rate = r.clamp(r.rate / 2)
 		r.cutAt = t
 		return fmt.Sprintf("wall: %.3g/s", r.rate)
+	case r.st == "recover":
+		// Throttled while coming back from a cut: the burst the cut drained is not back yet,
+		// or the quota is a window's. The pace cuts again; the estimate, measured over whole
+		// epochs, stands.
 	default:
 		// Throttled just under the estimate: it was too high. The rate measured over the last
 		// successes overstates what the server sustains (a bucket that refilled while the pace
