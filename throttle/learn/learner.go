@@ -175,6 +175,7 @@ func (l *Learner) arbitrate(t int64, now time.Time) {
 	if paused {
 		p.hold = max(p.hold, m.pauseUntil)
 	}
+	m.driver = chosen.name()
 	if chosen != l.cur {
 		prev := "none"
 		if l.cur != nil {

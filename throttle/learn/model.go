@@ -50,6 +50,9 @@ type model struct {
 
 	// inFlight is how many requests are sent and not answered.
 	inFlight int
+	// driver is the name of the strategy in charge: a strategy whose evidence would be skewed
+	// by another's way of sending (the rate law's measure by the cycles' bursts) can tell.
+	driver string
 }
 
 // declaredInterval is the spacing, in nanoseconds, of the declared rate less the headroom, and of
