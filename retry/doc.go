@@ -15,8 +15,9 @@
 // GET, HEAD, OPTIONS, TRACE, PUT and DELETE are idempotent and are retried freely. POST, PATCH and
 // every other method are retried only when sending them twice is harmless: the request carries an
 // Idempotency-Key header (WithIdempotencyKeys adds one), or the response proves the server did not
-// process it (429, or 503 with a valid Retry-After). A POST that failed at transport level without a
-// key is never sent twice: the server may have processed it.
+// process it (429, or 503 with a valid Retry-After), or the error proves the request never left the
+// client (a failed dial, an unresolved host: see NotSent). A POST that failed otherwise at transport
+// level without a key is never sent twice: the server may have processed it.
 //
 // A request body is replayed through req.GetBody (set by http.NewRequest for bytes, strings and
 // their readers). A request that has a body but no GetBody gets exactly one attempt: the body is

@@ -216,7 +216,7 @@ func (t *Transport) plan(ctx context.Context, sent *http.Request, resp *http.Res
 	if !Replayable(sent) {
 		return 0, ErrNotReplayable
 	}
-	if !MaySendAgain(sent, resp, reason.HasRetryAfter) {
+	if !MaySendAgainAfter(sent, resp, reason.Err, reason.HasRetryAfter) {
 		return 0, ErrNotIdempotent
 	}
 	var wait, floor time.Duration
