@@ -88,6 +88,15 @@ func build(base http.RoundTripper, opts []Option) (*Transport, error) {
 		c.maxWait = DefaultMaxWait
 	}
 	topts = append(topts, throttle.WithMaxWait(c.maxWait))
+	// A key's pause on Retry-After is bounded by the longest Retry-After the retry layer waits out:
+	// a longer one is given back to its caller, and must not shut the key off for longer (issue 13
+	// §8). The retry options are read once here, before the retry layer itself is built over the
+	// throttle.
+	probe, err := retry.NewTransport(nil, c.retryOpts...)
+	if err != nil {
+		return nil, errors.Join(ErrInvalidOption, err)
+	}
+	topts = append(topts, throttle.WithMaxPause(probe.MaxRetryAfter()))
 	obs := c.observers
 	if len(obs) > 0 {
 		topts = append(topts, throttle.WithWaitObserver(func(req *http.Request, key string, waited time.Duration) {

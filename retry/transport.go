@@ -58,6 +58,10 @@ func NewTransport(next http.RoundTripper, opts ...Option) (*Transport, error) {
 	return &Transport{next: next, cfg: cfg}, nil
 }
 
+// MaxRetryAfter returns the longest Retry-After the Transport waits out (WithMaxRetryAfter). A layer
+// below that pauses on Retry-After uses it as its bound (client passes it to throttle.WithMaxPause).
+func (t *Transport) MaxRetryAfter() time.Duration { return t.cfg.maxRetryAfter }
+
 // Budget returns the Transport's retry budget, nil when disabled with WithBudget(nil).
 func (t *Transport) Budget() *Budget { return t.cfg.budget }
 

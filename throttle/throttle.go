@@ -23,7 +23,10 @@ type Throttle struct {
 	maxKeys int
 	onWait  func(req *http.Request, key string, waited time.Duration)
 	maxWait time.Duration
-	epoch   time.Time // origin of the pause clock
+	// maxPause bounds a pause set by a server's Retry-After; hasMaxPause is false when unbounded.
+	maxPause    time.Duration
+	hasMaxPause bool
+	epoch       time.Time // origin of the pause clock
 
 	mu    sync.RWMutex // guards parts and lru
 	parts map[string]*partition
@@ -46,17 +49,22 @@ func New(opts ...Option) (*Throttle, error) {
 	if c.maxWait < 0 {
 		return nil, fmt.Errorf("%w: maximum wait must not be negative, got %v", ErrInvalidOption, c.maxWait)
 	}
+	if c.hasMaxPause && c.maxPause < 0 {
+		return nil, fmt.Errorf("%w: maximum pause must not be negative, got %v", ErrInvalidOption, c.maxPause)
+	}
 	if c.maxKeys < 1 {
 		return nil, fmt.Errorf("%w: maximum number of keys must be at least 1, got %d", ErrInvalidOption, c.maxKeys)
 	}
 	return &Throttle{
-		keyFunc: c.keyFunc,
-		factory: c.factory,
-		maxKeys: c.maxKeys,
-		onWait:  c.onWait,
-		maxWait: c.maxWait,
-		epoch:   time.Now(),
-		parts:   make(map[string]*partition),
+		keyFunc:     c.keyFunc,
+		factory:     c.factory,
+		maxKeys:     c.maxKeys,
+		onWait:      c.onWait,
+		maxWait:     c.maxWait,
+		maxPause:    c.maxPause,
+		hasMaxPause: c.hasMaxPause,
+		epoch:       time.Now(),
+		parts:       make(map[string]*partition),
 	}, nil
 }
 
@@ -80,9 +88,9 @@ func (t *Throttle) Wait(ctx context.Context, key string) error {
 
 // Pause holds back every request for key until the instant until: requests that are waiting give
 // their limiter reservations back and wait, and new ones wait too. A later until extends the
-// pause; an earlier one never shortens it; a time in the past does nothing. Pause creates the
-// key's partition when needed; if the Throttle is full of busy keys (see WithMaxKeys) the pause is
-// dropped.
+// pause; an earlier one never shortens it (SetPause does); a time in the past does nothing. Pause
+// is not bounded by WithMaxPause. Pause creates the key's partition when needed; if the Throttle
+// is full of busy keys (see WithMaxKeys) the pause is dropped.
 func (t *Throttle) Pause(key string, until time.Time) {
 	u := t.since(until)
 	if u <= t.since(time.Now()) {
@@ -93,6 +101,38 @@ func (t *Throttle) Pause(key string, until time.Time) {
 	t.mu.Unlock()
 	if p != nil {
 		p.pause(u)
+	}
+}
+
+// SetPause sets the pause of key to end at until, whether that is sooner or later than the pause
+// it has: requests sitting out the pause leave at the new end (at once when until is not after
+// now), and requests waiting on the key's limiter hold back when the new pause reaches past them.
+// A zero or past until ends the pause, as Resume does. SetPause creates the key's partition only to
+// set a pause that has not ended; if the Throttle is full of busy keys (see WithMaxKeys) that
+// pause is dropped.
+func (t *Throttle) SetPause(key string, until time.Time) {
+	u := t.since(until)
+	if until.IsZero() || u <= t.since(time.Now()) {
+		t.Resume(key)
+		return
+	}
+	t.mu.Lock()
+	p := t.lookup(key)
+	t.mu.Unlock()
+	if p != nil {
+		p.setPause(u)
+	}
+}
+
+// Resume ends the pause of key now, however it was set (a server's Retry-After, Pause, SetPause):
+// the requests sitting it out go on to the key's limiter at once. It does nothing for a key that
+// is not paused or that the Throttle holds no state for, and does not count as a use of the key.
+func (t *Throttle) Resume(key string) {
+	t.mu.RLock()
+	p := t.parts[key]
+	t.mu.RUnlock()
+	if p != nil && p.pauseUntil.Load() != 0 {
+		p.setPause(0)
 	}
 }
 
@@ -268,7 +308,7 @@ func (t *Throttle) paceMaxWait(p *partition) time.Duration {
 	return 0
 }
 
-// sitOutPause waits until p's pause, if any, is over.
+// sitOutPause waits until p's pause, if any, is over; it looks again whenever the pause changes.
 func (t *Throttle) sitOutPause(ctx context.Context, p *partition) error {
 	var timer *time.Timer
 	defer func() {
@@ -277,10 +317,11 @@ func (t *Throttle) sitOutPause(ctx context.Context, p *partition) error {
 		}
 	}()
 	for {
-		until := p.pauseUntil.Load()
-		if until <= 0 {
+		if p.pauseUntil.Load() <= 0 {
 			return nil // never paused: the common case costs no clock reading
 		}
+		changed := p.pauseSignal() // before reading the pause, so that no change is missed
+		until := p.pauseUntil.Load()
 		now := time.Now()
 		d := time.Duration(until - t.since(now))
 		if d <= 0 {
@@ -300,6 +341,7 @@ func (t *Throttle) sitOutPause(ctx context.Context, p *partition) error {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
+		case <-changed: // extended, shortened or ended: look again
 		case <-timer.C:
 			// The pause may have been extended meanwhile: look again.
 		}

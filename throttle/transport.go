@@ -16,7 +16,7 @@ import (
 //  3. it calls next.RoundTrip;
 //  4. a response carrying Retry-After (of any status; typically 429 or 503) pauses the whole key for
 //     that long (delay-seconds or an HTTP-date, measured against the response's Date header), so
-//     the requests waiting behind it hold back too;
+//     the requests waiting behind it hold back too (at most WithMaxPause's maximum);
 //  5. if the key's Limiter implements Learner, it observes the outcome.
 //
 // It never modifies the request. When it refuses a request without calling next (the context
@@ -86,7 +86,12 @@ func (t *Throttle) observe(p *partition, resp *http.Response, err error) {
 		if _, ok := resp.Header[ratelimitheader.HeaderRetryAfter]; ok {
 			now = time.Now()
 			if d, ok := ratelimitheader.RetryAfter(resp.Header, now); ok && d > 0 {
-				p.pause(t.since(now.Add(d)))
+				if t.hasMaxPause {
+					d = min(d, t.maxPause)
+				}
+				if d > 0 {
+					p.pause(t.since(now.Add(d)))
+				}
 			}
 		}
 	}
