@@ -32,7 +32,8 @@ func (f optionFunc) apply(c *config) { f(c) }
 func hostKey(req *http.Request) string { return req.URL.Host }
 
 // WithKeyFunc sets how the Transport maps a request to the key it is paced and paused by, for
-// example one key per API token instead of per host. The default is the request URL's host
+// example one key per API token instead of per host (a request can name its key itself with
+// request.WithKey, which takes precedence). The default is the request URL's host
 // (req.URL.Host, including a port when the URL names one). f is called once per attempt, from
 // many goroutines at once, and must not modify the request. A nil f makes New fail with
 // ErrInvalidOption.
@@ -79,7 +80,8 @@ func WithWaitObserver(f func(req *http.Request, key string, waited time.Duration
 // closes the request body and sends nothing). A waiting request whose prediction grows past d is
 // refused then. A known pace (a token or leaky bucket) is always waited out, however many requests
 // stand in line. The default, 0, waits as long as it takes (bounded only by the request's context).
-// A negative d makes New fail with ErrInvalidOption.
+// A request can set its own maximum with request.WithMaxWait. A negative d makes New fail with
+// ErrInvalidOption.
 func WithMaxWait(d time.Duration) Option {
 	return optionFunc(func(c *config) { c.maxWait = d })
 }

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/steadyhttp/steady/request"
 )
 
 // Throttle holds back requests per key: one Limiter per key (from the WithLimiter factory, none by
@@ -74,16 +76,27 @@ func New(opts ...Option) (*Throttle, error) {
 // it returns ctx.Err() as soon as ctx ends while waiting; every reservation it gives up is given
 // back. It also returns the limiter's refusal (such as *BacklogFullError), a wrapped factory
 // error, or ErrTooManyKeys. Each Wait books one request; the Transport calls it for every attempt.
+// A maximum wait set in ctx (request.WithMaxWait) replaces WithMaxWait's; invalid settings in ctx
+// (request.ErrInvalid) are returned at once.
 func (t *Throttle) Wait(ctx context.Context, key string) error {
 	if err := ctx.Err(); err != nil {
 		return err
+	}
+	set := request.From(ctx)
+	if err := set.Err(); err != nil {
+		return err
+	}
+	maxWait, ok := set.MaxWait()
+	if !ok {
+		maxWait = t.maxWait
 	}
 	p, err := t.acquire(key)
 	if err != nil {
 		return err
 	}
 	defer p.refs.Add(-1)
-	return t.wait(ctx, p)
+	_, err = t.waitBlocked(ctx, p, maxWait)
+	return err
 }
 
 // Pause holds back every request for key until the instant until: requests that are waiting give
@@ -236,21 +249,16 @@ func (t *Throttle) acquire(key string) (*partition, error) {
 	return p, nil
 }
 
-// wait waits for permission to send one request on p (which the caller holds); see Wait.
-func (t *Throttle) wait(ctx context.Context, p *partition) error {
-	_, err := t.waitBlocked(ctx, p)
-	return err
-}
-
-// waitBlocked is wait that also reports whether it held the request back (a pause or a limiter
-// delay), for the wait observer.
-func (t *Throttle) waitBlocked(ctx context.Context, p *partition) (blocked bool, err error) {
+// waitBlocked waits for permission to send one request on p (which the caller holds), refusing
+// waits longer than maxWait as WithMaxWait describes (0: no bound); see Wait. It reports whether it
+// held the request back (a pause or a limiter delay), for the wait observer.
+func (t *Throttle) waitBlocked(ctx context.Context, p *partition, maxWait time.Duration) (blocked bool, err error) {
 	for {
 		if until := p.pauseUntil.Load(); until > 0 { // ever paused; the common case skips the call
 			if until > t.since(time.Now()) {
 				blocked = true
 			}
-			if err := t.sitOutPause(ctx, p); err != nil {
+			if err := t.sitOutPause(ctx, p, maxWait); err != nil {
 				return blocked, err
 			}
 		}
@@ -271,7 +279,7 @@ func (t *Throttle) waitBlocked(ctx context.Context, p *partition) (blocked bool,
 				r.Cancel(now)
 				continue
 			}
-			paused, err := await(ctx, r, pause, t.paceMaxWait(p))
+			paused, err := await(ctx, r, pause, t.paceMaxWait(p, maxWait))
 			if err != nil {
 				if e, ok := err.(*WaitTooLongError); ok {
 					e.Key = p.key
@@ -294,22 +302,22 @@ func (t *Throttle) waitBlocked(ctx context.Context, p *partition) (blocked bool,
 // limiter learns its pace from the server (a Learner with a Rate) and that pace alone is slower than
 // one request per maximum, else no bound (a known pace, or a wait that is long only because many
 // requests are in line, is waited out).
-func (t *Throttle) paceMaxWait(p *partition) time.Duration {
-	if t.maxWait <= 0 || p.learner == nil {
+func (t *Throttle) paceMaxWait(p *partition, maxWait time.Duration) time.Duration {
+	if maxWait <= 0 || p.learner == nil {
 		return 0
 	}
 	r, ok := p.lim.(interface{ Rate() float64 })
 	if !ok {
 		return 0
 	}
-	if rate := r.Rate(); rate > 0 && float64(t.maxWait) < float64(time.Second)/rate {
-		return t.maxWait
+	if rate := r.Rate(); rate > 0 && float64(maxWait) < float64(time.Second)/rate {
+		return maxWait
 	}
 	return 0
 }
 
 // sitOutPause waits until p's pause, if any, is over; it looks again whenever the pause changes.
-func (t *Throttle) sitOutPause(ctx context.Context, p *partition) error {
+func (t *Throttle) sitOutPause(ctx context.Context, p *partition, maxWait time.Duration) error {
 	var timer *time.Timer
 	defer func() {
 		if timer != nil {
@@ -330,8 +338,8 @@ func (t *Throttle) sitOutPause(ctx context.Context, p *partition) error {
 		if deadline, ok := ctx.Deadline(); ok && d > deadline.Sub(now) {
 			return &WouldExceedDeadlineError{Wait: d}
 		}
-		if t.maxWait > 0 && d > t.maxWait {
-			return &WaitTooLongError{Key: p.key, Wait: d, Max: t.maxWait, Paused: true}
+		if maxWait > 0 && d > maxWait {
+			return &WaitTooLongError{Key: p.key, Wait: d, Max: maxWait, Paused: true}
 		}
 		if timer == nil {
 			timer = time.NewTimer(d)
