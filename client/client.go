@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/steadyhttp/steady/breaker"
 	"github.com/steadyhttp/steady/queue"
 	"github.com/steadyhttp/steady/retry"
 	"github.com/steadyhttp/steady/throttle"
@@ -35,6 +36,7 @@ type Transport struct {
 	queue    *queue.Queue
 	retry    *retry.Transport
 	throttle *throttle.Throttle
+	breaker  *breaker.Breaker
 	keyFunc  func(*http.Request) string
 }
 
@@ -109,6 +111,18 @@ func build(base http.RoundTripper, opts []Option) (*Transport, error) {
 	}
 	t.throttle = th
 	rt := throttle.NewTransport(c.base, th)
+	if c.breakerSet {
+		bopts := c.breakerOpts
+		if c.keyFunc != nil {
+			bopts = append([]breaker.Option{breaker.WithKeyFunc(c.keyFunc)}, bopts...)
+		}
+		b, err := breaker.New(bopts...)
+		if err != nil {
+			return nil, errors.Join(ErrInvalidOption, err)
+		}
+		t.breaker = b
+		rt = breaker.NewTransport(rt, b)
+	}
 
 	ropts := c.retryOpts
 	if len(obs) > 0 {
@@ -174,6 +188,10 @@ func (t *Transport) CloseIdleConnections() {
 // Throttle returns the stack's throttle, for pausing keys by hand (Throttle.Pause) or reading
 // pauses; nil when the Transport was built from invalid options.
 func (t *Transport) Throttle() *throttle.Throttle { return t.throttle }
+
+// Breaker returns the stack's circuit breaker, for reading a key's state (Breaker.State); nil
+// without WithBreaker or when the Transport was built from invalid options.
+func (t *Transport) Breaker() *breaker.Breaker { return t.breaker }
 
 // Queue returns the stack's queue, for its live figures (Queue.Stats); nil without
 // WithMaxInFlight or when the Transport was built from invalid options.
