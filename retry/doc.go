@@ -33,6 +33,21 @@
 // one that would pass the request context's deadline, is not waited out: the response is returned
 // at once.
 //
+// # Timeouts
+//
+// The request's context deadline (http.Client.Timeout becomes one) bounds everything: a retry whose
+// wait would end after it is not made. WithMaxElapsed bounds the attempts of one request together.
+// WithAttemptTimeout (or request.WithAttemptTimeout for one request) gives each attempt a time to
+// obtain its response headers; an attempt that runs out fails with ErrAttemptTimeout and is retried
+// like a transport timeout. docs/timeouts.md describes how they bound the queue, the throttle's
+// waits and the retries of steady's stack.
+//
+// # Per request
+//
+// A request's context may carry its own maximum number of attempts and per-attempt timeout (package
+// request: request.WithAttempts, request.WithAttemptTimeout); they replace the Transport's for that
+// request.
+//
 // A per-host retry budget (see Budget, in the spirit of gRPC retry throttling) stops retries when
 // they become a large share of the traffic, so an outage cannot turn into a retry storm.
 //
