@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/steadyhttp/steady/breaker"
 	"github.com/steadyhttp/steady/queue"
 	"github.com/steadyhttp/steady/retry"
 	"github.com/steadyhttp/steady/throttle"
@@ -35,6 +36,7 @@ type Transport struct {
 	queue    *queue.Queue
 	retry    *retry.Transport
 	throttle *throttle.Throttle
+	breaker  *breaker.Breaker
 	keyFunc  func(*http.Request) string
 }
 
@@ -88,6 +90,15 @@ func build(base http.RoundTripper, opts []Option) (*Transport, error) {
 		c.maxWait = DefaultMaxWait
 	}
 	topts = append(topts, throttle.WithMaxWait(c.maxWait))
+	// A key's pause on Retry-After is bounded by the longest Retry-After the retry layer waits out:
+	// a longer one is given back to its caller, and must not shut the key off for longer (issue 13
+	// §8). The retry options are read once here, before the retry layer itself is built over the
+	// throttle.
+	probe, err := retry.NewTransport(nil, c.retryOpts...)
+	if err != nil {
+		return nil, errors.Join(ErrInvalidOption, err)
+	}
+	topts = append(topts, throttle.WithMaxPause(probe.MaxRetryAfter()))
 	obs := c.observers
 	if len(obs) > 0 {
 		topts = append(topts, throttle.WithWaitObserver(func(req *http.Request, key string, waited time.Duration) {
@@ -100,6 +111,18 @@ func build(base http.RoundTripper, opts []Option) (*Transport, error) {
 	}
 	t.throttle = th
 	rt := throttle.NewTransport(c.base, th)
+	if c.breakerSet {
+		bopts := c.breakerOpts
+		if c.keyFunc != nil {
+			bopts = append([]breaker.Option{breaker.WithKeyFunc(c.keyFunc)}, bopts...)
+		}
+		b, err := breaker.New(bopts...)
+		if err != nil {
+			return nil, errors.Join(ErrInvalidOption, err)
+		}
+		t.breaker = b
+		rt = breaker.NewTransport(rt, b)
+	}
 
 	ropts := c.retryOpts
 	if len(obs) > 0 {
@@ -165,6 +188,10 @@ func (t *Transport) CloseIdleConnections() {
 // Throttle returns the stack's throttle, for pausing keys by hand (Throttle.Pause) or reading
 // pauses; nil when the Transport was built from invalid options.
 func (t *Transport) Throttle() *throttle.Throttle { return t.throttle }
+
+// Breaker returns the stack's circuit breaker, for reading a key's state (Breaker.State); nil
+// without WithBreaker or when the Transport was built from invalid options.
+func (t *Transport) Breaker() *breaker.Breaker { return t.breaker }
 
 // Queue returns the stack's queue, for its live figures (Queue.Stats); nil without
 // WithMaxInFlight or when the Transport was built from invalid options.

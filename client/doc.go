@@ -5,6 +5,7 @@
 //	http.Client.Do
 //	  -> queue     wait for a place (FIFO, bounded), only when WithMaxInFlight is set
 //	  -> retry     loop over attempts (package retry)
+//	       -> breaker    only with WithBreaker: hold back or refuse a key whose circuit is open
 //	       -> throttle   wait for permission for this host/key, every attempt (package throttle)
 //	       -> base       http.DefaultTransport or yours
 //	       <- throttle   Retry-After pauses the whole key; a learning limiter observes the response
@@ -18,7 +19,8 @@
 // WithLeakyBucket, WithWindowQuota for a quota per window usable at any time within it,
 // WithWindowCounter for a sliding window counter on epoch-aligned windows, WithLimiter, or
 // WithoutPace for none), queue limits (WithMaxInFlight,
-// WithMaxWaiting), retry knobs (WithRetry), and an Observer or slog logger for metrics and logs.
+// WithMaxWaiting), retry knobs (WithRetry), a circuit breaker (WithBreaker), and an Observer or slog
+// logger for metrics and logs. A request's context can carry its own settings (package request).
 //
 // Invalid options never panic: Validate reports them, and a Transport built from them fails every
 // request with an error matching ErrInvalidOption (closing the request body, sending nothing).

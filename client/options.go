@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/steadyhttp/steady/breaker"
 	"github.com/steadyhttp/steady/retry"
 	"github.com/steadyhttp/steady/throttle"
 )
@@ -33,6 +34,8 @@ type config struct {
 	maxWait       time.Duration
 	maxWaitSet    bool
 	retryOpts     []retry.Option
+	breakerOpts   []breaker.Option
+	breakerSet    bool
 	observers     observers
 	errs          []error
 }
@@ -237,5 +240,20 @@ func WithMaxWait(d time.Duration) Option {
 		}
 		c.maxWait = d
 		c.maxWaitSet = true
+	})
+}
+
+// WithBreaker adds a circuit breaker per key (package breaker) between the retry layer and the
+// throttle: queue -> retry -> breaker -> throttle -> base. It counts every attempt's outcome (5xx
+// and transport errors are failures), opens a key's circuit when they fail too often, and then
+// holds the key's requests back until a probe finds the server working again (breaker.Pause, the
+// default: nothing is lost) or fails them at once with an error matching breaker.ErrCircuitOpen
+// (breaker.WithMode(breaker.FailFast)). Its key is the throttle's (WithKeyFunc, or the host) unless
+// opts set breaker.WithKeyFunc. By default there is no breaker. Options from several WithBreaker
+// calls add up, in order; invalid ones make the stack invalid (see Validate).
+func WithBreaker(opts ...breaker.Option) Option {
+	return optionFunc(func(c *config) {
+		c.breakerSet = true
+		c.breakerOpts = append(c.breakerOpts, opts...)
 	})
 }

@@ -65,8 +65,8 @@ func (s *statusSet) has(code int) bool {
 // RetryableError reports whether a transport error means the attempt obtained no response for a
 // reason that may pass: the connection was refused, reset or aborted, the server closed it before
 // answering (EOF), dialling, reading or writing failed (*net.OpError with Op "dial", "read",
-// "write" or "proxyconnect"), a transport timeout expired (a net.Error whose Timeout is true), or a
-// DNS lookup failed temporarily.
+// "write" or "proxyconnect"), a transport timeout expired (a net.Error whose Timeout is true), a
+// DNS lookup failed temporarily, or an HTTP/2 transport had no connection to send on.
 //
 // It reports false for nil, for context cancellation and deadline errors (a caller that gave up is
 // never retried), for TLS failures (certificate verification, alerts, a server not speaking TLS),
@@ -87,6 +87,9 @@ func RetryableError(err error) bool {
 		errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET),
 		errors.Is(err, syscall.ECONNABORTED), errors.Is(err, syscall.EPIPE),
 		errors.Is(err, syscall.ETIMEDOUT):
+		return true
+	}
+	if noCachedConn(err) {
 		return true
 	}
 	if opErr, ok := errors.AsType[*net.OpError](err); ok {

@@ -15,8 +15,9 @@
 // GET, HEAD, OPTIONS, TRACE, PUT and DELETE are idempotent and are retried freely. POST, PATCH and
 // every other method are retried only when sending them twice is harmless: the request carries an
 // Idempotency-Key header (WithIdempotencyKeys adds one), or the response proves the server did not
-// process it (429, or 503 with a valid Retry-After). A POST that failed at transport level without a
-// key is never sent twice: the server may have processed it.
+// process it (429, or 503 with a valid Retry-After), or the error proves the request never left the
+// client (a failed dial, an unresolved host: see NotSent). A POST that failed otherwise at transport
+// level without a key is never sent twice: the server may have processed it.
 //
 // A request body is replayed through req.GetBody (set by http.NewRequest for bytes, strings and
 // their readers). A request that has a body but no GetBody gets exactly one attempt: the body is
@@ -31,6 +32,21 @@
 // to 10%): a retry never arrives before the server asked. A Retry-After beyond WithMaxRetryAfter, or
 // one that would pass the request context's deadline, is not waited out: the response is returned
 // at once.
+//
+// # Timeouts
+//
+// The request's context deadline (http.Client.Timeout becomes one) bounds everything: a retry whose
+// wait would end after it is not made. WithMaxElapsed bounds the attempts of one request together.
+// WithAttemptTimeout (or request.WithAttemptTimeout for one request) gives each attempt a time to
+// obtain its response headers; an attempt that runs out fails with ErrAttemptTimeout and is retried
+// like a transport timeout. docs/timeouts.md describes how they bound the queue, the throttle's
+// waits and the retries of steady's stack.
+//
+// # Per request
+//
+// A request's context may carry its own maximum number of attempts and per-attempt timeout (package
+// request: request.WithAttempts, request.WithAttemptTimeout); they replace the Transport's for that
+// request.
 //
 // A per-host retry budget (see Budget, in the spirit of gRPC retry throttling) stops retries when
 // they become a large share of the traffic, so an outage cannot turn into a retry storm.

@@ -43,7 +43,9 @@ func HasIdempotencyKey(h http.Header) bool {
 // only when resp proves the server did not process the request: a 429, or a 503 with a valid
 // Retry-After. hasRetryAfter is whether resp carries a valid Retry-After.
 //
-// It does not look at the body (see Replayable) nor at whether the outcome is a failure.
+// It does not look at the body (see Replayable) nor at whether the outcome is a failure. An attempt
+// that obtained no response because the request was never sent (see NotSent) may be sent again
+// whatever the method; MaySendAgainAfter covers both cases.
 func MaySendAgain(req *http.Request, resp *http.Response, hasRetryAfter bool) bool {
 	if IdempotentMethod(req.Method) || HasIdempotencyKey(req.Header) {
 		return true
@@ -58,6 +60,16 @@ func MaySendAgain(req *http.Request, resp *http.Response, hasRetryAfter bool) bo
 		return hasRetryAfter
 	}
 	return false
+}
+
+// MaySendAgainAfter is MaySendAgain for an attempt that obtained resp or failed with err: a request
+// that NotSent(err) proves unsent may be sent again whatever its method; otherwise MaySendAgain
+// decides.
+func MaySendAgainAfter(req *http.Request, resp *http.Response, err error, hasRetryAfter bool) bool {
+	if resp == nil && NotSent(err) {
+		return true
+	}
+	return MaySendAgain(req, resp, hasRetryAfter)
 }
 
 // Replayable reports whether req's body can be sent again: it has no body, or it has GetBody.

@@ -38,6 +38,7 @@ type config struct {
 	budgetSet        bool
 	observer         Observer
 	idempotencyKeys  bool
+	attemptTimeout   time.Duration
 }
 
 func defaultConfig() config {
@@ -199,6 +200,24 @@ func WithObserver(o Observer) Option {
 func WithIdempotencyKeys() Option {
 	return optionFunc(func(c *config) error {
 		c.idempotencyKeys = true
+		return nil
+	})
+}
+
+// WithAttemptTimeout gives each attempt at most d to obtain its response headers (default 0: no
+// per-attempt timeout, only the request's context and WithMaxElapsed bound it). An attempt that runs
+// out is abandoned and fails with ErrAttemptTimeout, which is retried like a transport timeout. The
+// time counts from when the attempt leaves this layer, so it includes the attempt's wait in the
+// layers below (in steady's stack, the throttle's pause and pace: keep d above the waits
+// client.WithMaxWait allows, or bound those with it); it does not include the backoff before the
+// attempt, nor reading the response body, which the request's context bounds. A request can set
+// its own with request.WithAttemptTimeout. d must not be negative.
+func WithAttemptTimeout(d time.Duration) Option {
+	return optionFunc(func(c *config) error {
+		if d < 0 {
+			return invalid("WithAttemptTimeout(%v): must not be negative", d)
+		}
+		c.attemptTimeout = d
 		return nil
 	})
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/cenkalti/backoff/v4"
 
 	"github.com/steadyhttp/steady/internal/ratelimitheader"
+	"github.com/steadyhttp/steady/request"
 
 	"github.com/steadyhttp/steady/internal/ctxsleep"
 )
@@ -58,6 +59,10 @@ func NewTransport(next http.RoundTripper, opts ...Option) (*Transport, error) {
 	return &Transport{next: next, cfg: cfg}, nil
 }
 
+// MaxRetryAfter returns the longest Retry-After the Transport waits out (WithMaxRetryAfter). A layer
+// below that pauses on Retry-After uses it as its bound (client passes it to throttle.WithMaxPause).
+func (t *Transport) MaxRetryAfter() time.Duration { return t.cfg.maxRetryAfter }
+
 // Budget returns the Transport's retry budget, nil when disabled with WithBudget(nil).
 func (t *Transport) Budget() *Budget { return t.cfg.budget }
 
@@ -92,6 +97,11 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		closeRequestBody(req)
 		return nil, err
 	}
+	lim, err := t.limitsOf(ctx)
+	if err != nil {
+		closeRequestBody(req)
+		return nil, err
+	}
 	start := time.Now()
 	sent := req
 	if t.cfg.idempotencyKeys && needsKey(req) {
@@ -104,7 +114,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if obs := t.cfg.observer; obs != nil {
 		obs.Attempt(sent, 1)
 	}
-	resp, err := t.next.RoundTrip(sent)
+	resp, err := sendAttempt(t.next, sent, lim.attemptTimeout)
 	if resp == nil && err == nil {
 		err = ErrNoResponse
 	}
@@ -117,7 +127,30 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		return resp, err
 	}
-	return t.retry(ctx, req, sent, start, resp, err)
+	return t.retry(ctx, req, sent, start, lim, resp, err)
+}
+
+// limits are what bounds one logical request: the Transport's options, or the request's own
+// settings (package request) where it has them.
+type limits struct {
+	maxAttempts    int
+	attemptTimeout time.Duration
+}
+
+// limitsOf returns the limits of a request with context ctx, or the error of its invalid settings.
+func (t *Transport) limitsOf(ctx context.Context) (limits, error) {
+	lim := limits{maxAttempts: t.cfg.maxAttempts, attemptTimeout: t.cfg.attemptTimeout}
+	set := request.From(ctx)
+	if err := set.Err(); err != nil {
+		return lim, err
+	}
+	if n, ok := set.Attempts(); ok {
+		lim.maxAttempts = n
+	}
+	if d, ok := set.AttemptTimeout(); ok {
+		lim.attemptTimeout = d
+	}
+	return lim, nil
 }
 
 // failed reports whether an outcome is a failure worth retrying.
@@ -132,7 +165,7 @@ func (t *Transport) failed(resp *http.Response, err error) bool {
 }
 
 // retry is the slow path: attempt 1 of orig, sent as sent, failed with resp or err.
-func (t *Transport) retry(ctx context.Context, orig, sent *http.Request, start time.Time,
+func (t *Transport) retry(ctx context.Context, orig, sent *http.Request, start time.Time, lim limits,
 	resp *http.Response, err error) (*http.Response, error) {
 	obs := t.cfg.observer
 	key := budgetKeyOf(orig)
@@ -152,7 +185,7 @@ func (t *Transport) retry(ctx context.Context, orig, sent *http.Request, start t
 			reason.RetryAfter, reason.HasRetryAfter = ratelimitheader.RetryAfter(resp.Header, now)
 		}
 		hist = append(hist, Attempt{Status: reason.Status, Err: err})
-		wait, cause := t.plan(ctx, sent, resp, reason, attempt, start, now, &sched, key)
+		wait, cause := t.plan(ctx, sent, resp, reason, attempt, lim.maxAttempts, start, now, &sched, key)
 		if cause != nil {
 			if obs != nil {
 				obs.GaveUp(sent, attempt, reason, cause)
@@ -188,7 +221,7 @@ func (t *Transport) retry(ctx context.Context, orig, sent *http.Request, start t
 		if obs != nil {
 			obs.Attempt(sent, attempt+1)
 		}
-		resp, err = t.next.RoundTrip(sent)
+		resp, err = sendAttempt(t.next, sent, lim.attemptTimeout)
 		if resp == nil && err == nil {
 			err = ErrNoResponse
 		}
@@ -208,15 +241,15 @@ func (t *Transport) retry(ctx context.Context, orig, sent *http.Request, start t
 // plan decides whether attempt, which failed with resp (or reason.Err), is followed by another, and
 // after which wait; a non-nil cause says why not.
 func (t *Transport) plan(ctx context.Context, sent *http.Request, resp *http.Response, reason Reason,
-	attempt int, start, now time.Time, sched **backoff.ExponentialBackOff, key string) (time.Duration, error) {
+	attempt, maxAttempts int, start, now time.Time, sched **backoff.ExponentialBackOff, key string) (time.Duration, error) {
 	cfg := &t.cfg
-	if attempt >= cfg.maxAttempts {
+	if attempt >= maxAttempts {
 		return 0, ErrAttemptsExhausted
 	}
 	if !Replayable(sent) {
 		return 0, ErrNotReplayable
 	}
-	if !MaySendAgain(sent, resp, reason.HasRetryAfter) {
+	if !MaySendAgainAfter(sent, resp, reason.Err, reason.HasRetryAfter) {
 		return 0, ErrNotIdempotent
 	}
 	var wait, floor time.Duration

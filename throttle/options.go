@@ -19,6 +19,9 @@ type config struct {
 	maxKeys int
 	onWait  func(req *http.Request, key string, waited time.Duration)
 	maxWait time.Duration
+	// maxPause bounds a pause from a server's Retry-After when hasMaxPause.
+	maxPause    time.Duration
+	hasMaxPause bool
 }
 
 type optionFunc func(*config)
@@ -29,7 +32,8 @@ func (f optionFunc) apply(c *config) { f(c) }
 func hostKey(req *http.Request) string { return req.URL.Host }
 
 // WithKeyFunc sets how the Transport maps a request to the key it is paced and paused by, for
-// example one key per API token instead of per host. The default is the request URL's host
+// example one key per API token instead of per host (a request can name its key itself with
+// request.WithKey, which takes precedence). The default is the request URL's host
 // (req.URL.Host, including a port when the URL names one). f is called once per attempt, from
 // many goroutines at once, and must not modify the request. A nil f makes New fail with
 // ErrInvalidOption.
@@ -76,7 +80,20 @@ func WithWaitObserver(f func(req *http.Request, key string, waited time.Duration
 // closes the request body and sends nothing). A waiting request whose prediction grows past d is
 // refused then. A known pace (a token or leaky bucket) is always waited out, however many requests
 // stand in line. The default, 0, waits as long as it takes (bounded only by the request's context).
-// A negative d makes New fail with ErrInvalidOption.
+// A request can set its own maximum with request.WithMaxWait. A negative d makes New fail with
+// ErrInvalidOption.
 func WithMaxWait(d time.Duration) Option {
 	return optionFunc(func(c *config) { c.maxWait = d })
+}
+
+// WithMaxPause bounds the pause a server's Retry-After sets on a key: a response asking for a longer
+// wait pauses the key for d only, so that one response with a huge Retry-After (a misconfigured
+// server's "Retry-After: 999999999999") cannot shut a key off for a day. Set d to the longest
+// Retry-After the layer above waits out (client sets it from retry.WithMaxRetryAfter): a response
+// that asks for more is given back to its caller by that layer, and the key's other requests hold
+// back for d, then ask the server again. 0 means a Retry-After never pauses the key. Pause and
+// SetPause are not bounded by it. The default is no bound beyond the 24 hours a Retry-After is
+// clamped to when parsed. A negative d makes New fail with ErrInvalidOption.
+func WithMaxPause(d time.Duration) Option {
+	return optionFunc(func(c *config) { c.maxPause, c.hasMaxPause = d, true })
 }

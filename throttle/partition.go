@@ -14,11 +14,12 @@ type partition struct {
 	// partition in use), and decremented without it.
 	refs atomic.Int32
 	// pauseUntil is the end of the key's pause in nanoseconds since Throttle.epoch; values not
-	// after the current time mean no pause. It only grows, under mu.
+	// after the current time mean no pause. It is written under mu: Pause only extends it, SetPause
+	// and Resume may shorten or clear it.
 	pauseUntil atomic.Int64
 
 	mu      sync.Mutex    // guards pauseCh and writes to pauseUntil
-	pauseCh chan struct{} // closed when the pause is extended; created lazily by waiters
+	pauseCh chan struct{} // closed when the pause changes; created lazily by waiters
 
 	// Guarded by Throttle.mu (written under the exclusive lock). lim and learner are written once,
 	// before limInit is set, and read by requests after they acquired the partition.
@@ -44,7 +45,24 @@ func (p *partition) pause(until int64) {
 	}
 }
 
-// pauseSignal returns a channel that is closed by the next extension of the pause.
+// setPause sets the key's pause to end at until (nanoseconds since the epoch; 0 or a past instant
+// ends it), shorter or longer than before, and wakes every waiter so that it looks again: those
+// sitting out the pause leave at the new end, those holding reservations hold back when the pause
+// now reaches past them.
+func (p *partition) setPause(until int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if until == p.pauseUntil.Load() {
+		return
+	}
+	p.pauseUntil.Store(until)
+	if p.pauseCh != nil {
+		close(p.pauseCh)
+		p.pauseCh = nil
+	}
+}
+
+// pauseSignal returns a channel that is closed by the next change of the pause.
 func (p *partition) pauseSignal() <-chan struct{} {
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/steadyhttp/steady/request"
 )
 
 // Throttle holds back requests per key: one Limiter per key (from the WithLimiter factory, none by
@@ -23,7 +25,10 @@ type Throttle struct {
 	maxKeys int
 	onWait  func(req *http.Request, key string, waited time.Duration)
 	maxWait time.Duration
-	epoch   time.Time // origin of the pause clock
+	// maxPause bounds a pause set by a server's Retry-After; hasMaxPause is false when unbounded.
+	maxPause    time.Duration
+	hasMaxPause bool
+	epoch       time.Time // origin of the pause clock
 
 	mu    sync.RWMutex // guards parts and lru
 	parts map[string]*partition
@@ -46,17 +51,22 @@ func New(opts ...Option) (*Throttle, error) {
 	if c.maxWait < 0 {
 		return nil, fmt.Errorf("%w: maximum wait must not be negative, got %v", ErrInvalidOption, c.maxWait)
 	}
+	if c.hasMaxPause && c.maxPause < 0 {
+		return nil, fmt.Errorf("%w: maximum pause must not be negative, got %v", ErrInvalidOption, c.maxPause)
+	}
 	if c.maxKeys < 1 {
 		return nil, fmt.Errorf("%w: maximum number of keys must be at least 1, got %d", ErrInvalidOption, c.maxKeys)
 	}
 	return &Throttle{
-		keyFunc: c.keyFunc,
-		factory: c.factory,
-		maxKeys: c.maxKeys,
-		onWait:  c.onWait,
-		maxWait: c.maxWait,
-		epoch:   time.Now(),
-		parts:   make(map[string]*partition),
+		keyFunc:     c.keyFunc,
+		factory:     c.factory,
+		maxKeys:     c.maxKeys,
+		onWait:      c.onWait,
+		maxWait:     c.maxWait,
+		maxPause:    c.maxPause,
+		hasMaxPause: c.hasMaxPause,
+		epoch:       time.Now(),
+		parts:       make(map[string]*partition),
 	}, nil
 }
 
@@ -66,23 +76,34 @@ func New(opts ...Option) (*Throttle, error) {
 // it returns ctx.Err() as soon as ctx ends while waiting; every reservation it gives up is given
 // back. It also returns the limiter's refusal (such as *BacklogFullError), a wrapped factory
 // error, or ErrTooManyKeys. Each Wait books one request; the Transport calls it for every attempt.
+// A maximum wait set in ctx (request.WithMaxWait) replaces WithMaxWait's; invalid settings in ctx
+// (request.ErrInvalid) are returned at once.
 func (t *Throttle) Wait(ctx context.Context, key string) error {
 	if err := ctx.Err(); err != nil {
 		return err
+	}
+	set := request.From(ctx)
+	if err := set.Err(); err != nil {
+		return err
+	}
+	maxWait, ok := set.MaxWait()
+	if !ok {
+		maxWait = t.maxWait
 	}
 	p, err := t.acquire(key)
 	if err != nil {
 		return err
 	}
 	defer p.refs.Add(-1)
-	return t.wait(ctx, p)
+	_, err = t.waitBlocked(ctx, p, maxWait)
+	return err
 }
 
 // Pause holds back every request for key until the instant until: requests that are waiting give
 // their limiter reservations back and wait, and new ones wait too. A later until extends the
-// pause; an earlier one never shortens it; a time in the past does nothing. Pause creates the
-// key's partition when needed; if the Throttle is full of busy keys (see WithMaxKeys) the pause is
-// dropped.
+// pause; an earlier one never shortens it (SetPause does); a time in the past does nothing. Pause
+// is not bounded by WithMaxPause. Pause creates the key's partition when needed; if the Throttle
+// is full of busy keys (see WithMaxKeys) the pause is dropped.
 func (t *Throttle) Pause(key string, until time.Time) {
 	u := t.since(until)
 	if u <= t.since(time.Now()) {
@@ -93,6 +114,38 @@ func (t *Throttle) Pause(key string, until time.Time) {
 	t.mu.Unlock()
 	if p != nil {
 		p.pause(u)
+	}
+}
+
+// SetPause sets the pause of key to end at until, whether that is sooner or later than the pause
+// it has: requests sitting out the pause leave at the new end (at once when until is not after
+// now), and requests waiting on the key's limiter hold back when the new pause reaches past them.
+// A zero or past until ends the pause, as Resume does. SetPause creates the key's partition only to
+// set a pause that has not ended; if the Throttle is full of busy keys (see WithMaxKeys) that
+// pause is dropped.
+func (t *Throttle) SetPause(key string, until time.Time) {
+	u := t.since(until)
+	if until.IsZero() || u <= t.since(time.Now()) {
+		t.Resume(key)
+		return
+	}
+	t.mu.Lock()
+	p := t.lookup(key)
+	t.mu.Unlock()
+	if p != nil {
+		p.setPause(u)
+	}
+}
+
+// Resume ends the pause of key now, however it was set (a server's Retry-After, Pause, SetPause):
+// the requests sitting it out go on to the key's limiter at once. It does nothing for a key that
+// is not paused or that the Throttle holds no state for, and does not count as a use of the key.
+func (t *Throttle) Resume(key string) {
+	t.mu.RLock()
+	p := t.parts[key]
+	t.mu.RUnlock()
+	if p != nil && p.pauseUntil.Load() != 0 {
+		p.setPause(0)
 	}
 }
 
@@ -197,21 +250,16 @@ func (t *Throttle) acquire(key string) (*partition, error) {
 	return p, nil
 }
 
-// wait waits for permission to send one request on p (which the caller holds); see Wait.
-func (t *Throttle) wait(ctx context.Context, p *partition) error {
-	_, err := t.waitBlocked(ctx, p)
-	return err
-}
-
-// waitBlocked is wait that also reports whether it held the request back (a pause or a limiter
-// delay), for the wait observer.
-func (t *Throttle) waitBlocked(ctx context.Context, p *partition) (blocked bool, err error) {
+// waitBlocked waits for permission to send one request on p (which the caller holds), refusing
+// waits longer than maxWait as WithMaxWait describes (0: no bound); see Wait. It reports whether it
+// held the request back (a pause or a limiter delay), for the wait observer.
+func (t *Throttle) waitBlocked(ctx context.Context, p *partition, maxWait time.Duration) (blocked bool, err error) {
 	for {
 		if until := p.pauseUntil.Load(); until > 0 { // ever paused; the common case skips the call
 			if until > t.since(time.Now()) {
 				blocked = true
 			}
-			if err := t.sitOutPause(ctx, p); err != nil {
+			if err := t.sitOutPause(ctx, p, maxWait); err != nil {
 				return blocked, err
 			}
 		}
@@ -232,7 +280,7 @@ func (t *Throttle) waitBlocked(ctx context.Context, p *partition) (blocked bool,
 				r.Cancel(now)
 				continue
 			}
-			paused, err := await(ctx, r, pause, t.paceMaxWait(p))
+			paused, err := await(ctx, r, pause, t.paceMaxWait(p, maxWait))
 			if err != nil {
 				if e, ok := err.(*WaitTooLongError); ok {
 					e.Key = p.key
@@ -255,22 +303,22 @@ func (t *Throttle) waitBlocked(ctx context.Context, p *partition) (blocked bool,
 // limiter learns its pace from the server (a Learner with a Rate) and that pace alone is slower than
 // one request per maximum, else no bound (a known pace, or a wait that is long only because many
 // requests are in line, is waited out).
-func (t *Throttle) paceMaxWait(p *partition) time.Duration {
-	if t.maxWait <= 0 || p.learner == nil {
+func (t *Throttle) paceMaxWait(p *partition, maxWait time.Duration) time.Duration {
+	if maxWait <= 0 || p.learner == nil {
 		return 0
 	}
 	r, ok := p.lim.(interface{ Rate() float64 })
 	if !ok {
 		return 0
 	}
-	if rate := r.Rate(); rate > 0 && float64(t.maxWait) < float64(time.Second)/rate {
-		return t.maxWait
+	if rate := r.Rate(); rate > 0 && float64(maxWait) < float64(time.Second)/rate {
+		return maxWait
 	}
 	return 0
 }
 
-// sitOutPause waits until p's pause, if any, is over.
-func (t *Throttle) sitOutPause(ctx context.Context, p *partition) error {
+// sitOutPause waits until p's pause, if any, is over; it looks again whenever the pause changes.
+func (t *Throttle) sitOutPause(ctx context.Context, p *partition, maxWait time.Duration) error {
 	var timer *time.Timer
 	defer func() {
 		if timer != nil {
@@ -278,10 +326,11 @@ func (t *Throttle) sitOutPause(ctx context.Context, p *partition) error {
 		}
 	}()
 	for {
-		until := p.pauseUntil.Load()
-		if until <= 0 {
+		if p.pauseUntil.Load() <= 0 {
 			return nil // never paused: the common case costs no clock reading
 		}
+		changed := p.pauseSignal() // before reading the pause, so that no change is missed
+		until := p.pauseUntil.Load()
 		now := time.Now()
 		d := time.Duration(until - t.since(now))
 		if d <= 0 {
@@ -290,8 +339,8 @@ func (t *Throttle) sitOutPause(ctx context.Context, p *partition) error {
 		if deadline, ok := ctx.Deadline(); ok && d > deadline.Sub(now) {
 			return &WouldExceedDeadlineError{Wait: d}
 		}
-		if t.maxWait > 0 && d > t.maxWait {
-			return &WaitTooLongError{Key: p.key, Wait: d, Max: t.maxWait, Paused: true}
+		if maxWait > 0 && d > maxWait {
+			return &WaitTooLongError{Key: p.key, Wait: d, Max: maxWait, Paused: true}
 		}
 		if timer == nil {
 			timer = time.NewTimer(d)
@@ -301,6 +350,7 @@ func (t *Throttle) sitOutPause(ctx context.Context, p *partition) error {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
+		case <-changed: // extended, shortened or ended: look again
 		case <-timer.C:
 			// The pause may have been extended meanwhile: look again.
 		}

@@ -5,22 +5,25 @@ import (
 	"time"
 
 	"github.com/steadyhttp/steady/internal/ratelimitheader"
+	"github.com/steadyhttp/steady/request"
 )
 
 // NewTransport returns an http.RoundTripper that passes every request (every attempt, when a retry
 // layer sits above it) through t before handing it to next, and feeds every outcome back:
 //
-//  1. the request's key is t's key function of it (the URL's host by default);
+//  1. the request's key is the one request.WithKey set in its context, or else t's key function of
+//     it (the URL's host by default);
 //  2. it waits for the key (Throttle.Wait semantics, under the request's context): its pause, then
-//     its limiter;
+//     its limiter; request.WithMaxWait replaces WithMaxWait's maximum for the request;
 //  3. it calls next.RoundTrip;
 //  4. a response carrying Retry-After (of any status; typically 429 or 503) pauses the whole key for
 //     that long (delay-seconds or an HTTP-date, measured against the response's Date header), so
-//     the requests waiting behind it hold back too;
+//     the requests waiting behind it hold back too (at most WithMaxPause's maximum);
 //  5. if the key's Limiter implements Learner, it observes the outcome.
 //
 // It never modifies the request. When it refuses a request without calling next (the context
-// ended, the wait would pass the deadline, a full backlog, ErrTooManyKeys) it closes the request
+// ended, the wait would pass the deadline, a full backlog, ErrTooManyKeys, per-request settings
+// that match request.ErrInvalid) it closes the request
 // body and returns the error with a nil response; otherwise it returns exactly what next
 // returned. A nil next means http.DefaultTransport; a nil t means a Throttle from New() with no
 // options (no pace, Retry-After pauses per host). The RoundTripper is safe for concurrent use and
@@ -50,7 +53,19 @@ func (tr *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		closeBody(req)
 		return nil, err
 	}
-	key := tr.t.keyFunc(req)
+	set := request.From(ctx)
+	if err := set.Err(); err != nil {
+		closeBody(req)
+		return nil, err
+	}
+	key, ok := set.Key()
+	if !ok {
+		key = tr.t.keyFunc(req)
+	}
+	maxWait, ok := set.MaxWait()
+	if !ok {
+		maxWait = tr.t.maxWait
+	}
 	p, err := tr.t.acquire(key)
 	if err != nil {
 		closeBody(req)
@@ -58,13 +73,13 @@ func (tr *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	defer p.refs.Add(-1)
 	if tr.t.onWait == nil {
-		if err := tr.t.wait(ctx, p); err != nil {
+		if _, err := tr.t.waitBlocked(ctx, p, maxWait); err != nil {
 			closeBody(req)
 			return nil, err
 		}
 	} else {
 		start := time.Now()
-		blocked, err := tr.t.waitBlocked(ctx, p)
+		blocked, err := tr.t.waitBlocked(ctx, p, maxWait)
 		if err != nil {
 			closeBody(req)
 			return nil, err
@@ -91,7 +106,12 @@ func (t *Throttle) observe(p *partition, sent time.Time, resp *http.Response, er
 		if _, ok := resp.Header[ratelimitheader.HeaderRetryAfter]; ok {
 			now = time.Now()
 			if d, ok := ratelimitheader.RetryAfter(resp.Header, now); ok && d > 0 {
-				p.pause(t.since(now.Add(d)))
+				if t.hasMaxPause {
+					d = min(d, t.maxPause)
+				}
+				if d > 0 {
+					p.pause(t.since(now.Add(d)))
+				}
 			}
 		}
 	}

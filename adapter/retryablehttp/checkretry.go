@@ -27,6 +27,9 @@ func CheckRetry(ctx context.Context, resp *http.Response, err error) (bool, erro
 		if !retry.RetryableError(err) {
 			return false, nil
 		}
+		if retry.NotSent(err) { // never left the client: safe whatever the method
+			return true, nil
+		}
 		method, ok := methodOf(err)
 		return ok && retry.IdempotentMethod(method), nil
 	}

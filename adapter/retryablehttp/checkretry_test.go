@@ -69,7 +69,8 @@ func TestCheckRetry(t *testing.T) {
 		{"GET EOF", nil, urlErr("Get", io.EOF), 0, true},
 		{"DELETE reset", nil, urlErr("Delete", &net.OpError{Op: "read", Err: syscall.ECONNRESET}), 0, true},
 		{"POST EOF", nil, urlErr("Post", io.EOF), 0, false},
-		{"PATCH refused", nil, urlErr("Patch", refused), 0, false},
+		{"PATCH refused (never sent)", nil, urlErr("Patch", refused), 0, true},
+		{"POST reset on read", nil, urlErr("Post", &net.OpError{Op: "read", Err: syscall.ECONNRESET}), 0, false},
 		{"GET bad certificate", nil, urlErr("Get", x509.UnknownAuthorityError{}), 0, false},
 		{"EOF without a method", nil, io.EOF, 0, false},
 	}

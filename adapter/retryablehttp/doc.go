@@ -24,7 +24,8 @@
 //
 // What the two hooks cannot see: CheckRetry is given no request when no response came back, so it
 // takes the method from the *url.Error that http.Client returns, and a POST or PATCH that failed at
-// transport level is never retried, even with an Idempotency-Key. steady's retry budget needs state
+// transport level is never retried, even with an Idempotency-Key, unless the error proves it was
+// never sent (a failed dial: retry.NotSent). steady's retry budget needs state
 // across requests and is not part of these hooks. For both, use retry.Transport itself.
 //
 // To get the last response rather than an error when attempts run out, as steady does, also set
