@@ -31,6 +31,8 @@
 // IETF draft RateLimit-Policy and RateLimit fields, X-RateLimit-Limit/Remaining/Reset (Reset in
 // delta-seconds), and an RFC 9457 application/problem+json body. Admitted responses carry the
 // RateLimit fields too. [WithHeaders](false) switches all of that off: the status alone.
+// [WithDialect] answers as a real API does instead (GitHub's 403s, OpenAI's duration resets,
+// Shopify's call-limit header, ...), with that API's limiter kind for rules that name none.
 //
 // # Time
 //

@@ -32,7 +32,7 @@ func NewLimiter(rules []Rule, opts ...Option) (*Limiter, error) {
 }
 
 func newLimiter(rules []Rule, cfg *config) (*Limiter, error) {
-	compiled, err := compileRules(rules)
+	compiled, err := compileRules(personaDefaults(cfg.persona, rules))
 	if err != nil {
 		return nil, err
 	}
@@ -61,7 +61,7 @@ func (l *Limiter) install(compiled []*compiledRule) {
 // fresh quotas; changing mode, key, match or tiers of other keys keeps it too. A tier's state is
 // kept while the tier's own quota is unchanged. Invalid rules leave the current ones in place.
 func (l *Limiter) SetRules(rules []Rule) error {
-	compiled, err := compileRules(rules)
+	compiled, err := compileRules(personaDefaults(l.cfg.persona, rules))
 	if err != nil {
 		return err
 	}

@@ -41,10 +41,10 @@ func (l *Limiter) Middleware(next http.Handler) http.Handler {
 			l.cfg.hook(now, r, res)
 		}
 		if !res.Allowed {
-			l.writeDenied(w, &res)
+			l.writeDenied(w, &res, now)
 			return
 		}
-		l.writeAdmittedHeaders(w.Header(), &res)
+		l.writeAdmittedHeaders(w.Header(), &res, now)
 		if res.Delay > 0 {
 			if err := ctxsleep.Sleep(r.Context(), res.Delay); err != nil {
 				// The client is gone or the server is stopping: nobody to serve.

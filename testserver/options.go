@@ -43,6 +43,7 @@ type config struct {
 	inFlight  func() int64
 	hook      func(time.Time, *http.Request, Result)
 	statsKeys int
+	persona   persona
 
 	rules      []Rule
 	addr       string

@@ -80,11 +80,15 @@ func (rr RuleResult) fields(retryAfter time.Duration) ratelimitheader.Fields {
 }
 
 // writeAdmittedHeaders sets the headers of an admitted response.
-func (l *Limiter) writeAdmittedHeaders(h http.Header, res *Result) {
+func (l *Limiter) writeAdmittedHeaders(h http.Header, res *Result, now time.Time) {
 	if res.Shadowed {
 		h.Set(HeaderShadow, ShadowWouldDeny)
 	}
 	if !l.cfg.headers {
+		return
+	}
+	if p := l.cfg.persona; p != nil {
+		p.admitted(h, l.personaView(res, now))
 		return
 	}
 	if rr, ok := res.headline(); ok {
@@ -93,10 +97,14 @@ func (l *Limiter) writeAdmittedHeaders(h http.Header, res *Result) {
 }
 
 // writeDenied answers a throttled request.
-func (l *Limiter) writeDenied(w http.ResponseWriter, res *Result) {
+func (l *Limiter) writeDenied(w http.ResponseWriter, res *Result, now time.Time) {
 	status := l.cfg.status
 	if !l.cfg.headers {
 		w.WriteHeader(status)
+		return
+	}
+	if p := l.cfg.persona; p != nil {
+		p.denied(w, l.personaView(res, now))
 		return
 	}
 	retry := max(res.RetryAfter, time.Nanosecond)

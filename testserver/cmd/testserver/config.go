@@ -72,6 +72,9 @@ func (o *options) limiterOptions(cfg *testserver.Config) []testserver.Option {
 	if o.maxKeys != nil {
 		opts = append(opts, testserver.WithMaxKeys(*o.maxKeys))
 	}
+	if o.dialect != "" {
+		opts = append(opts, testserver.WithDialect(o.dialect))
+	}
 	if o.redis != nil {
 		opts = append(opts, testserver.WithStore(o.redis))
 	}

@@ -40,6 +40,9 @@
 //	-headers BOOL      send Retry-After, the RateLimit fields and the problem body; false sends
 //	                   only the status [true]
 //	-max-keys N        most per-key states kept in memory [100000]
+//	-dialect NAME      answer as a real API does (testserver.WithDialect): ietf, x-ratelimit,
+//	                   github, openai, anthropic, shopify, discord, stripe or none; without
+//	                   -algorithm the rule uses that API's limiter kind [none: steady's own answer]
 //	-upstream URL      reverse-proxy admitted requests to this http(s) URL [none: answer "ok"]
 //	-shutdown-timeout  how long SIGINT/SIGTERM waits for requests in progress [10s]
 //

@@ -45,6 +45,8 @@ type options struct {
 	// Server settings given explicitly on the command line; they override the config file's.
 	status, maxKeys *int
 	headers         *bool
+	// dialect is the -dialect persona ("" for none).
+	dialect string
 
 	// store is where per-key state lives (store.go); redis is the opened Redis store, if any.
 	store storeOptions
@@ -63,6 +65,7 @@ type flagValues struct {
 
 	status, maxKeys int
 	headers         bool
+	dialect         string
 
 	store storeFlagValues
 }
@@ -83,6 +86,7 @@ func newFlagSet(v *flagValues) *flag.FlagSet {
 	fs.BoolVar(&v.shape, "shape", false, "leaky bucket only: hold each admitted request until its slot instead of answering at once")
 	fs.IntVar(&v.status, "status", 429, "status `code` of throttled responses (400 to 599)")
 	fs.BoolVar(&v.headers, "headers", true, "send Retry-After, the RateLimit fields and a problem body; false sends only the status")
+	fs.StringVar(&v.dialect, "dialect", "", "answer as this API does (`name`): "+strings.Join(testserver.Dialects(), " | ")+"; its default algorithm applies unless -algorithm is set")
 	fs.IntVar(&v.maxKeys, "max-keys", testserver.DefaultMaxKeys, "most per-key states kept in memory")
 	fs.StringVar(&v.upstream, "upstream", "", "reverse-proxy admitted requests to this http(s) `URL` instead of answering \"ok\"")
 	fs.StringVar(&v.configPath, "config", "", "JSON config `file` with many rules (testserver.Config); SIGHUP reloads it")
@@ -147,6 +151,12 @@ func parseArgs(args []string) (*options, error) {
 	if set["headers"] {
 		o.headers = &v.headers
 	}
+	if v.dialect != "" {
+		if !slices.Contains(testserver.Dialects(), v.dialect) {
+			return nil, badFlag("dialect", v.dialect, "want one of %s", strings.Join(testserver.Dialects(), ", "))
+		}
+		o.dialect = v.dialect
+	}
 	if set["max-keys"] {
 		o.maxKeys = &v.maxKeys
 	}
@@ -170,6 +180,9 @@ func parseArgs(args []string) (*options, error) {
 			return nil, usage(fmt.Errorf("-config cannot be combined with %s: the rules come from the config file", strings.Join(conflicts, ", ")))
 		}
 		return o, nil
+	}
+	if o.dialect != "" && !set["algorithm"] {
+		v.algorithm = "" // the persona's limiter kind
 	}
 	rule, err := ruleFromFlags(&v, set)
 	if err != nil {
@@ -227,7 +240,7 @@ func parseUpstream(s string) (*url.URL, error) {
 
 // ruleFromFlags builds and validates the single rule of the flags.
 func ruleFromFlags(v *flagValues, set map[string]bool) (testserver.Rule, error) {
-	if !slices.Contains(algorithm.Names(), v.algorithm) {
+	if v.algorithm != "" && !slices.Contains(algorithm.Names(), v.algorithm) {
 		return testserver.Rule{}, badFlag("algorithm", v.algorithm, "want one of %s", strings.Join(algorithm.Names(), ", "))
 	}
 	mode := testserver.Mode(v.mode)

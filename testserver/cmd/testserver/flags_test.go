@@ -96,6 +96,23 @@ func TestParseArgsSettings(t *testing.T) {
 	if o.status != nil || o.headers != nil || o.maxKeys != nil || o.upstream != nil || o.shutdownTimeout != defaultShutdownTimeout {
 		t.Errorf("defaults: options = %+v, want no explicit settings", o)
 	}
+	// -dialect leaves the algorithm to the persona unless -algorithm is given.
+	o, err = parseArgs([]string{"-dialect", "shopify", "-limit", "40", "-window", "20s"})
+	if err != nil || o.dialect != "shopify" || o.rule.Algorithm != "" {
+		t.Errorf("-dialect shopify: options = %+v, %v", o, err)
+	}
+	l, err := o.newLimiter(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := l.Rules()[0].Algorithm; got != "leaky-bucket" {
+		t.Errorf("-dialect shopify: algorithm %q, want the persona's leaky-bucket", got)
+	}
+	_ = l.Close()
+	o, err = parseArgs([]string{"-dialect", "shopify", "-algorithm", "fixed-window"})
+	if err != nil || o.rule.Algorithm != "fixed-window" {
+		t.Errorf("-dialect with -algorithm: options = %+v, %v", o, err)
+	}
 	if _, err := parseArgs([]string{"-h"}); !errors.Is(err, errHelp) {
 		t.Errorf("-h: err = %v, want errHelp", err)
 	}
@@ -131,6 +148,7 @@ func TestBadInput(t *testing.T) {
 		{"status not an error", []string{"-status", "200"}, []string{`"200"`, "-status"}},
 		{"status too big", []string{"-status", "600"}, []string{`"600"`, "-status"}},
 		{"max keys zero", []string{"-max-keys", "0"}, []string{`"0"`, "-max-keys"}},
+		{"unknown dialect", []string{"-dialect", "klingon"}, []string{`"klingon"`, "-dialect", "github"}},
 		{"headers not a bool", []string{"-headers=maybe"}, []string{`"maybe"`, "-headers"}},
 		{"upstream scheme", []string{"-upstream", "ftp://example.com"}, []string{`"ftp://example.com"`, "-upstream", "http"}},
 		{"upstream without host", []string{"-upstream", "http://"}, []string{`"http://"`, "-upstream", "host"}},

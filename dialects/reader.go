@@ -1,0 +1,185 @@
+package dialects
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// ErrUnknownDialect is matched by the error of [NewReader] when [ForHost] names a dialect that is
+// neither built in nor given with [WithDialect].
+var ErrUnknownDialect = errors.New("dialects: unknown dialect")
+
+// ErrInvalidOption is matched by the errors of [NewReader] about other bad option values.
+var ErrInvalidOption = errors.New("dialects: invalid option")
+
+// Reader reads responses with user dialects, per-host forced dialects and the built-ins. Create it
+// with [NewReader]; the zero value is not usable. A Reader is immutable after construction and
+// safe for concurrent use.
+type Reader struct {
+	user     []Dialect
+	hosts    map[string]Dialect
+	throttle []int
+}
+
+// Option configures a [Reader].
+type Option interface {
+	apply(*readerConfig)
+}
+
+type optionFunc func(*readerConfig)
+
+func (f optionFunc) apply(c *readerConfig) { f(c) }
+
+type readerConfig struct {
+	user     []Dialect
+	hosts    []hostDialect
+	throttle []int
+	errs     []error
+}
+
+type hostDialect struct{ host, name string }
+
+// WithDialect adds a user dialect, tried before the built-ins (and before dialects added earlier,
+// so the last one given is tried first). nil is an error.
+func WithDialect(d Dialect) Option {
+	return optionFunc(func(c *readerConfig) {
+		if d == nil {
+			c.errs = append(c.errs, fmt.Errorf("%w: WithDialect(nil)", ErrInvalidOption))
+			return
+		}
+		c.user = append([]Dialect{d}, c.user...)
+	})
+}
+
+// ForHost makes every response from host read by the dialect named name (a user dialect first,
+// else a built-in), and by it alone: the built-in GitHub dialect then also reads the body of a 403
+// that carries no GitHub header. host is matched against the request URL's host
+// case-insensitively, with or without its port ("api.github.com" matches "api.github.com:443").
+// Default: none (every host is recognised from its responses). An unknown name is an error
+// matching [ErrUnknownDialect].
+func ForHost(host, name string) Option {
+	return optionFunc(func(c *readerConfig) {
+		c.hosts = append(c.hosts, hostDialect{strings.ToLower(strings.TrimSpace(host)), name})
+	})
+}
+
+// WithThrottleStatus sets the statuses that make a response a throttle in every dialect, in
+// addition to what a dialect reads itself (GitHub's 403); default 429 alone. 503 is the common
+// addition. Each code must be 400 to 599.
+func WithThrottleStatus(codes ...int) Option {
+	return optionFunc(func(c *readerConfig) {
+		for _, code := range codes {
+			if code < 400 || code > 599 {
+				c.errs = append(c.errs, fmt.Errorf("%w: WithThrottleStatus(%d): must be 400 to 599", ErrInvalidOption, code))
+				return
+			}
+		}
+		c.throttle = append([]int(nil), codes...)
+	})
+}
+
+// NewReader returns a Reader with the given options. Errors match [ErrUnknownDialect] or
+// [ErrInvalidOption].
+func NewReader(opts ...Option) (*Reader, error) {
+	c := readerConfig{throttle: []int{http.StatusTooManyRequests}}
+	for _, o := range opts {
+		if o != nil {
+			o.apply(&c)
+		}
+	}
+	if len(c.errs) > 0 {
+		return nil, c.errs[0]
+	}
+	r := &Reader{user: c.user, throttle: c.throttle}
+	for _, hd := range c.hosts {
+		if hd.host == "" {
+			return nil, fmt.Errorf("%w: ForHost with an empty host", ErrInvalidOption)
+		}
+		d := r.lookup(hd.name)
+		if d == nil {
+			return nil, fmt.Errorf("%w: ForHost(%q, %q)", ErrUnknownDialect, hd.host, hd.name)
+		}
+		if r.hosts == nil {
+			r.hosts = map[string]Dialect{}
+		}
+		r.hosts[hd.host] = d
+	}
+	return r, nil
+}
+
+// lookup finds a dialect by name: user dialects first, then the built-ins.
+func (r *Reader) lookup(name string) Dialect {
+	for _, d := range r.user {
+		if d.Name() == name {
+			return d
+		}
+	}
+	if d, ok := Lookup(name); ok {
+		return d
+	}
+	return nil
+}
+
+// forced returns the dialect ForHost set for resp's host, or nil.
+func (r *Reader) forced(resp *http.Response) Dialect {
+	if len(r.hosts) == 0 || resp.Request == nil || resp.Request.URL == nil {
+		return nil
+	}
+	host := strings.ToLower(resp.Request.URL.Host)
+	if d, ok := r.hosts[host]; ok {
+		return d
+	}
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		if d, ok := r.hosts[h]; ok {
+			return d
+		}
+	}
+	return nil
+}
+
+// Read reads resp: with the dialect forced for its host, else with the first user dialect that
+// recognises it, else with the first built-in that does (see [Read] for the completion, the body
+// and concurrency). A nil resp reads as the zero Reading.
+func (r *Reader) Read(resp *http.Response, now time.Time) Reading {
+	if resp == nil {
+		return Reading{}
+	}
+	var (
+		rd Reading
+		ok bool
+		d  Dialect
+	)
+	if d = r.forced(resp); d != nil {
+		if f, isForcer := d.(forcer); isForcer {
+			rd, ok = f.readForced(resp, now), true
+		} else {
+			rd, ok = d.Read(resp, now)
+		}
+	} else {
+		for _, u := range r.user {
+			if rd, ok = u.Read(resp, now); ok {
+				d = u
+				break
+			}
+		}
+		if !ok {
+			for _, b := range builtins {
+				if rd, ok = b.Read(resp, now); ok {
+					d = b
+					break
+				}
+			}
+		}
+	}
+	if !ok {
+		rd = Reading{}
+	} else if rd.Dialect == "" {
+		rd.Dialect = d.Name()
+	}
+	finish(resp, now, &rd, r.throttle)
+	return rd
+}

@@ -1,0 +1,122 @@
+package dialects
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The recognition order: vendors over IETF over X's spelling over the generic triple.
+func TestRecognitionOrder(t *testing.T) {
+	now := time.Unix(1_800_000_000, 0)
+	tests := []struct {
+		name string
+		hdrs []string
+		want string
+	}{
+		{"IETF wins over X-RateLimit", []string{"RateLimit", `"d";r=1;t=2`, "X-RateLimit-Limit", "10"}, "ietf"},
+		{"Discord wins over its X-RateLimit triple", []string{"X-RateLimit-Bucket", "b", "X-RateLimit-Limit", "10"}, "discord"},
+		{"GitHub wins over its X-RateLimit triple", []string{"X-GitHub-Request-Id", "1", "X-RateLimit-Limit", "10"}, "github"},
+		{"OpenAI families", []string{"X-RateLimit-Limit-Requests", "10", "X-RateLimit-Limit", "10"}, "openai"},
+		{"Azure OpenAI sends OpenAI's families and retry-after-ms", []string{"X-RateLimit-Remaining-Tokens", "0", "Retry-After-Ms", "10"}, "openai"},
+		{"dashed spelling is X's", []string{"X-Rate-Limit-Limit", "10"}, "twitter"},
+		{"generic", []string{"X-RateLimit-Limit", "10"}, "x-ratelimit"},
+		{"nothing", []string{"Retry-After", "3"}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, Read(response(200, "", tt.hdrs...), now).Dialect)
+		})
+	}
+}
+
+// A response no dialect recognises is still a throttle when it is a 429, with its Retry-After.
+func TestUnrecognisedThrottle(t *testing.T) {
+	got := Read(response(429, "", "Retry-After", "1.5"), time.Now())
+	assert.Equal(t, Reading{Throttled: true, RetryAfter: 1500 * time.Millisecond, HasRetryAfter: true}, got)
+	assert.Equal(t, Reading{}, Read(nil, time.Now()))
+	assert.Equal(t, Reading{}, Read(&http.Response{StatusCode: 200}, time.Now()), "nil Header")
+}
+
+// upper is a user dialect: it recognises X-Upper-Remaining.
+type upper struct{}
+
+func (upper) Name() string { return "upper" }
+func (upper) Read(resp *http.Response, _ time.Time) (Reading, bool) {
+	n, ok := parseCount(resp.Header.Get("X-Upper-Remaining"))
+	if !ok {
+		return Reading{}, false
+	}
+	return Reading{Quotas: []Quota{{Remaining: n, HasRemaining: true}}}, true
+}
+
+func TestReaderOptions(t *testing.T) {
+	r, err := NewReader(WithDialect(upper{}), WithThrottleStatus(429, 503), ForHost("api.example.com", "x-ratelimit"))
+	require.NoError(t, err)
+	now := time.Now()
+
+	got := r.Read(response(503, "", "X-Upper-Remaining", "3", "X-RateLimit-Limit", "9"), now)
+	assert.Equal(t, Reading{Dialect: "upper", Throttled: true, Quotas: []Quota{{Remaining: 3, HasRemaining: true}}}, got,
+		"a user dialect is tried first and gets its Dialect name; 503 is a configured throttle")
+
+	resp := response(200, "", "X-Rate-Limit-Limit", "7", "X-Upper-Remaining", "3")
+	resp.Request, _ = http.NewRequest(http.MethodGet, "https://API.example.com/v1", nil)
+	assert.Equal(t, "x-ratelimit", r.Read(resp, now).Dialect, "a forced host is read by its dialect alone")
+
+	for _, tt := range []struct {
+		opts []Option
+		err  error
+	}{
+		{[]Option{ForHost("h", "klingon")}, ErrUnknownDialect},
+		{[]Option{ForHost("", "github")}, ErrInvalidOption},
+		{[]Option{WithDialect(nil)}, ErrInvalidOption},
+		{[]Option{WithThrottleStatus(200)}, ErrInvalidOption},
+	} {
+		_, err := NewReader(tt.opts...)
+		assert.True(t, errors.Is(err, tt.err), "%v", err)
+	}
+}
+
+func TestNamesAndLookup(t *testing.T) {
+	assert.Equal(t, []string{"github", "anthropic", "openai", "shopify", "discord", "salesforce", "azure", "stripe", "ietf", "twitter", "x-ratelimit"}, Names())
+	for _, name := range Names() {
+		d, ok := Lookup(name)
+		require.True(t, ok)
+		assert.Equal(t, name, d.Name())
+	}
+	assert.Len(t, Builtins(), len(Names()))
+}
+
+func TestCredentialKey(t *testing.T) {
+	const secretA, secretB = "Bearer ghp_aaaaaaaaaaaaaaaaaaaa", "Bearer ghp_bbbbbbbbbbbbbbbbbbbb"
+	req := func(auth string) *http.Request {
+		r, _ := http.NewRequest(http.MethodGet, "https://API.github.com/user", nil)
+		if auth != "" {
+			r.Header.Set("Authorization", auth)
+		}
+		return r
+	}
+	a, b := CredentialKey(req(secretA), ""), CredentialKey(req(secretB), "")
+	assert.NotEqual(t, a, b, "two credentials, two keys")
+	assert.Equal(t, a, CredentialKey(req(secretA), ""), "stable")
+	assert.True(t, strings.HasPrefix(a, "api.github.com#"))
+	assert.Len(t, a, len("api.github.com#")+16)
+	for _, k := range []string{a, b} {
+		assert.NotContains(t, k, "ghp_")
+		assert.NotContains(t, k, "aaaa")
+		assert.NotContains(t, k, "bbbb")
+	}
+	assert.Equal(t, "api.github.com", CredentialKey(req(""), ""), "no credential: the host alone")
+
+	k := req("")
+	k.Header.Set("X-Api-Key", "sk-123")
+	assert.NotEqual(t, "api.github.com", CredentialKey(k, "X-Api-Key"))
+	salted := Keyer{Salt: []byte("process-secret")}.Key(req(secretA))
+	assert.NotEqual(t, a, salted, "a salt changes the hash")
+	assert.Equal(t, "", Keyer{}.Key(nil))
+}
