@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/steadyhttp/steady/throttle"
+	"github.com/steadyhttp/steady/throttle/learn"
 )
 
 // defaultLimiter is the pace of a stack given no pace option: an adaptive limiter per key that
@@ -22,6 +23,25 @@ func WithAdaptive(opts ...throttle.AdaptiveOption) Option {
 	})
 }
 
+// WithLearner paces every key with the rebuilt learner (package throttle/learn): one model per
+// key, one strategy in charge at a time (a Retry-After pause, the server's declared quota while its
+// headers are believed, learned window cycles, or a rate law whose share of 429s is bounded by
+// construction), every transition observable (learn.WithObserver, learn.WithLogger) and every
+// constant derived from the measured round trip, rate and requests in flight (docs/learner.md).
+// It will replace the default pace (WithAdaptive) once it meets every operating point the older
+// one meets; until then it is opt-in. Invalid learn options make every request fail with their
+// error (see Validate).
+func WithLearner(opts ...learn.Option) Option {
+	return optionFunc(func(c *config) {
+		if _, err := learn.New(opts...); err != nil {
+			c.fail("WithLearner: %v", err)
+			return
+		}
+		c.paceSet = true
+		c.limiter = learn.Factory(opts...)
+	})
+}
+
 // WithoutPace turns the local pace off: requests go as fast as they come, and only Retry-After
 // pauses hold a key back. (The default learns the server's rate instead; see WithAdaptive.)
 func WithoutPace() Option {
@@ -31,17 +51,34 @@ func WithoutPace() Option {
 	})
 }
 
-// LearnedRate reports the pace, in requests per second, that the adaptive limiter of key (a host,
-// by default) keeps now, and whether there is one: false when the stack paces key some other way,
-// has not seen key yet, or has forgotten it.
+// LearnedRate reports the pace, in requests per second, that the learning limiter of key (a host,
+// by default) keeps now, and whether there is one: false when the stack paces key some other way
+// (a known pace), has not seen key yet, or has forgotten it. It serves the default pace
+// (WithAdaptive) and WithLearner alike.
 func (t *Transport) LearnedRate(key string) (float64, bool) {
 	if t.throttle == nil {
 		return 0, false
 	}
-	if a, ok := t.throttle.Limiter(key).(*throttle.Adaptive); ok {
-		return a.Rate(), true
+	switch l := t.throttle.Limiter(key).(type) {
+	case *throttle.Adaptive:
+		return l.Rate(), true
+	case *learn.Learner:
+		return l.Rate(), true
 	}
 	return 0, false
+}
+
+// LearnedLimit reports what the learner of key (WithLearner) believes of the server's limit:
+// quota, window, kind, where the belief comes from and how sure it is; false when key is not paced
+// by WithLearner's learner or has not been seen.
+func (t *Transport) LearnedLimit(key string) (learn.Limit, bool) {
+	if t.throttle == nil {
+		return learn.Limit{}, false
+	}
+	if l, ok := t.throttle.Limiter(key).(*learn.Learner); ok {
+		return l.LearnedLimit(), true
+	}
+	return learn.Limit{}, false
 }
 
 // KeyOf returns the key the stack paces req by: its URL's host, or WithKeyFunc's.

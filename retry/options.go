@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/steadyhttp/steady/dialects"
 )
 
 // Defaults of a Transport; each Option documents the one it changes.
@@ -34,6 +36,7 @@ type config struct {
 	retryAfterJitter float64
 	statuses         statusSet
 	classifier       Classifier
+	dialects         *dialects.Reader
 	budget           *Budget
 	budgetSet        bool
 	observer         Observer
@@ -133,6 +136,14 @@ func WithRetryAfterJitter(f float64) Option {
 		c.retryAfterJitter = f
 		return nil
 	})
+}
+
+// WithDialects reads failed responses (status 400 or more) with r, a Reader with user dialects or
+// a dialect forced for a host, instead of dialects.Read's recognition of the built-in dialects. The
+// reading decides whether a response is a throttle (retried, after the wait its dialect asks for)
+// and whether the server forbids or allows a retry. A nil r keeps the default.
+func WithDialects(r *dialects.Reader) Option {
+	return optionFunc(func(c *config) error { c.dialects = r; return nil })
 }
 
 // WithStatuses sets the response statuses the default classifier retries (default

@@ -8,7 +8,7 @@ import (
 
 	"github.com/cenkalti/backoff/v4"
 
-	"github.com/steadyhttp/steady/internal/ratelimitheader"
+	"github.com/steadyhttp/steady/dialects"
 	"github.com/steadyhttp/steady/request"
 
 	"github.com/steadyhttp/steady/internal/ctxsleep"
@@ -153,7 +153,10 @@ func (t *Transport) limitsOf(ctx context.Context) (limits, error) {
 	return lim, nil
 }
 
-// failed reports whether an outcome is a failure worth retrying.
+// failed reports whether an outcome is a failure worth retrying. A response of 400 or more is
+// also read in the dialect of the API that sent it (package dialects): what it calls a throttle
+// (GitHub's 403 with its quota used up, or a secondary limit) is retried like a 429, and its
+// permission (Stripe-Should-Retry) overrides the status either way. A Classifier decides alone.
 func (t *Transport) failed(resp *http.Response, err error) bool {
 	if t.cfg.classifier != nil {
 		return t.cfg.classifier(resp, err)
@@ -161,7 +164,28 @@ func (t *Transport) failed(resp *http.Response, err error) bool {
 	if err != nil {
 		return RetryableError(err)
 	}
-	return resp != nil && t.cfg.statuses.has(resp.StatusCode)
+	if resp == nil {
+		return false
+	}
+	if resp.StatusCode < 400 {
+		return t.cfg.statuses.has(resp.StatusCode)
+	}
+	r := t.read(resp, time.Now())
+	switch r.Retry {
+	case dialects.RetryForbidden:
+		return false
+	case dialects.RetryAllowed:
+		return true
+	}
+	return r.Throttled || t.cfg.statuses.has(resp.StatusCode)
+}
+
+// read reads resp in its API's dialect, with WithDialects' Reader or the built-in recognition.
+func (t *Transport) read(resp *http.Response, now time.Time) dialects.Reading {
+	if t.cfg.dialects != nil {
+		return t.cfg.dialects.Read(resp, now)
+	}
+	return dialects.Read(resp, now)
 }
 
 // retry is the slow path: attempt 1 of orig, sent as sent, failed with resp or err.
@@ -182,7 +206,10 @@ func (t *Transport) retry(ctx context.Context, orig, sent *http.Request, start t
 		reason := Reason{Err: err}
 		if resp != nil {
 			reason.Status = resp.StatusCode
-			reason.RetryAfter, reason.HasRetryAfter = ratelimitheader.RetryAfter(resp.Header, now)
+			// The wait the server asked for, as its dialect says it: Retry-After, retry-after-ms,
+			// or the reset of an exhausted quota (GitHub's primary limit).
+			r := t.read(resp, now)
+			reason.RetryAfter, reason.HasRetryAfter = r.RetryAfter, r.HasRetryAfter
 		}
 		hist = append(hist, Attempt{Status: reason.Status, Err: err})
 		wait, cause := t.plan(ctx, sent, resp, reason, attempt, lim.maxAttempts, start, now, &sched, key)

@@ -36,16 +36,26 @@ func (openAIPersona) denied(w http.ResponseWriter, v personaView) {
 	writeOpenAI(h, v)
 	h.Set("Retry-After", strconv.FormatInt(ceilSeconds(v.retry, 1), 10))
 	var body openAIError
-	body.Error.Message = "Rate limit reached for requests per min (RPM): Limit " + strconv.FormatInt(v.head.Limit, 10) +
+	body.Error.Message = "Rate limit reached for requests per min (RPM): Limit " + strconv.FormatInt(perMinute(v), 10) +
 		". Please try again in " + openAIDuration(v.retry) + "."
 	body.Error.Type, body.Error.Code = "requests", "rate_limit_exceeded"
 	writeJSON(w, http.StatusTooManyRequests, body)
 }
 
 func writeOpenAI(h http.Header, v personaView) {
-	h.Set("X-Ratelimit-Limit-Requests", strconv.FormatInt(v.head.Limit, 10))
+	h.Set("X-Ratelimit-Limit-Requests", strconv.FormatInt(perMinute(v), 10))
 	h.Set("X-Ratelimit-Remaining-Requests", strconv.FormatInt(v.head.Remaining, 10))
 	h.Set("X-Ratelimit-Reset-Requests", openAIDuration(v.head.Reset))
+}
+
+// perMinute is the rule's quota stated per minute, as OpenAI and Anthropic state theirs (requests
+// per minute, RPM): a rule of 20 per second is 1,200 per minute. A rule whose window is not a
+// divisor or multiple of a minute is rounded down; never below 1.
+func perMinute(v personaView) int64 {
+	if v.head.Window <= 0 {
+		return v.head.Limit
+	}
+	return max(1, int64(float64(v.head.Limit)*float64(time.Minute)/float64(v.head.Window)))
 }
 
 // openAIDuration formats d as OpenAI does: Go's Duration.String of d rounded up to the millisecond
@@ -84,13 +94,13 @@ func (anthropicPersona) denied(w http.ResponseWriter, v personaView) {
 	h.Set("Retry-After", strconv.FormatInt(ceilSeconds(v.retry, 1), 10))
 	body := anthropicError{Type: "error"}
 	body.Error.Type = "rate_limit_error"
-	body.Error.Message = "This request would exceed the rate limit for your organization of " + strconv.FormatInt(v.head.Limit, 10) + " requests per minute."
+	body.Error.Message = "This request would exceed the rate limit for your organization of " + strconv.FormatInt(perMinute(v), 10) + " requests per minute."
 	writeJSON(w, http.StatusTooManyRequests, body)
 }
 
 func writeAnthropic(h http.Header, v personaView) {
 	setDate(h, v.now)
-	h.Set("Anthropic-Ratelimit-Requests-Limit", strconv.FormatInt(v.head.Limit, 10))
+	h.Set("Anthropic-Ratelimit-Requests-Limit", strconv.FormatInt(perMinute(v), 10))
 	h.Set("Anthropic-Ratelimit-Requests-Remaining", strconv.FormatInt(v.head.Remaining, 10))
 	h.Set("Anthropic-Ratelimit-Requests-Reset", time.Unix(unixCeil(v.now, v.head.Reset), 0).UTC().Format(time.RFC3339))
 }

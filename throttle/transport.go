@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/steadyhttp/steady/dialects"
 	"github.com/steadyhttp/steady/internal/ratelimitheader"
 	"github.com/steadyhttp/steady/request"
 )
@@ -102,17 +103,27 @@ func (tr *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 func (t *Throttle) observe(p *partition, sent time.Time, resp *http.Response, err error) {
 	var now time.Time
 	if resp != nil {
-		// Look the header up directly first: most responses have none, and then no clock is read.
-		if _, ok := resp.Header[ratelimitheader.HeaderRetryAfter]; ok {
+		var d time.Duration
+		switch _, has := resp.Header[ratelimitheader.HeaderRetryAfter]; {
+		case resp.StatusCode >= 400:
+			// A refusal is read as its API means it (package dialects): a throttle that says
+			// when to come back (Retry-After, retry-after-ms, GitHub's reset of a used-up
+			// quota) pauses the key, and so does a Retry-After on any other refusal (a 503).
 			now = time.Now()
-			if d, ok := ratelimitheader.RetryAfter(resp.Header, now); ok && d > 0 {
-				if t.hasMaxPause {
-					d = min(d, t.maxPause)
-				}
-				if d > 0 {
-					p.pause(t.since(now.Add(d)))
-				}
+			if r := dialects.Read(resp, now); r.HasRetryAfter && (r.Throttled || has) {
+				d = r.RetryAfter
 			}
+		case has:
+			// Look the header up directly first: most responses have none, and then no clock
+			// is read.
+			now = time.Now()
+			d, _ = ratelimitheader.RetryAfter(resp.Header, now)
+		}
+		if d > 0 && t.hasMaxPause {
+			d = min(d, t.maxPause)
+		}
+		if d > 0 {
+			p.pause(t.since(now.Add(d)))
 		}
 	}
 	if p.learner != nil {

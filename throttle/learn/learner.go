@@ -130,7 +130,7 @@ func (l *Learner) ObserveAttempt(sent, now time.Time, resp *http.Response, err e
 		ts = min(int64(sent.Sub(l.base)), t)
 		m.rtt.add(t, t-ts)
 	}
-	sig := readSignal(ts, t, now, resp, err, l.cfg.statuses)
+	sig := readSignal(ts, t, now, resp, err, l.cfg.statuses, l.cfg.dialects)
 	if !sig.Failed {
 		if sig.Throttled {
 			m.throttles++

@@ -3,6 +3,7 @@ package learn
 import (
 	"errors"
 	"fmt"
+	"github.com/steadyhttp/steady/dialects"
 	"log/slog"
 	"math"
 	"net/http"
@@ -28,6 +29,7 @@ type config struct {
 	logger   *slog.Logger
 	minRate  float64
 	maxRate  float64
+	dialects *dialects.Reader
 }
 
 // Defaults of the rate bounds: a cut never paces slower than DefaultMinRate (one request every 20
@@ -109,6 +111,13 @@ func WithRateBounds(minPerSec, maxPerSec float64) Option {
 		c.minRate, c.maxRate = minPerSec, maxPerSec
 		return nil
 	})
+}
+
+// WithDialects reads responses with r (user dialects, a dialect forced for a host) instead of
+// dialects.Read, which recognises the built-in dialects from each response. A nil r keeps the
+// default.
+func WithDialects(r *dialects.Reader) Option {
+	return optionFunc(func(c *config) error { c.dialects = r; return nil })
 }
 
 // WithObserver calls f with every transition of the learner (see Event), on the goroutine of the

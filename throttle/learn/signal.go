@@ -4,7 +4,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/steadyhttp/steady/internal/ratelimitheader"
+	"github.com/steadyhttp/steady/dialects"
 )
 
 // Signal is one attempt's outcome as the learner reads it: when it left and came back, whether the
@@ -28,9 +28,13 @@ type Signal struct {
 // headers reports whether the signal carries any declared quota field.
 func (s *Signal) headers() bool { return s.Limit > 0 || s.HasRemaining }
 
-// readSignal turns one attempt into a Signal. now is the answer's wall time, used to resolve
-// absolute resets and Retry-After dates.
-func readSignal(sent, answered int64, now time.Time, resp *http.Response, err error, statuses []int) Signal {
+// readSignal turns one attempt into a Signal, reading the response in the dialect of the API that
+// sent it (package dialects: IETF fields, X-RateLimit-*, GitHub, OpenAI, Anthropic, Shopify,
+// Discord, ...). now is the answer's wall time, used to resolve absolute resets and dates. A
+// throttle is a status of statuses or whatever the dialect calls one (GitHub's 403 with nothing
+// left). The requests quota is the one the learner paces by; a quota of other units (tokens) that
+// is used up holds the key until it comes back, as a Retry-After would.
+func readSignal(sent, answered int64, now time.Time, resp *http.Response, err error, statuses []int, rd *dialects.Reader) Signal {
 	s := Signal{Sent: sent, Answered: answered}
 	if err != nil || resp == nil {
 		s.Failed = true
@@ -41,10 +45,21 @@ func readSignal(sent, answered int64, now time.Time, resp *http.Response, err er
 			s.Throttled = true
 		}
 	}
-	info := ratelimitheader.Parse(resp.Header, now)
-	s.Limit, s.Window = info.Limit, int64(info.Window)
-	s.Remaining, s.HasRemaining = max(info.Remaining, 0), info.HasRemaining
-	s.Reset, s.HasReset = int64(info.Reset), info.HasReset
-	s.RetryAfter, s.HasRetry = int64(info.RetryAfter), info.HasRetryAfter
+	var r dialects.Reading
+	if rd != nil {
+		r = rd.Read(resp, now)
+	} else {
+		r = dialects.Read(resp, now)
+	}
+	s.Throttled = s.Throttled || r.Throttled
+	s.RetryAfter, s.HasRetry = int64(r.RetryAfter), r.HasRetryAfter
+	if q, ok := r.QuotaOf(dialects.UnitRequests); ok {
+		s.Limit, s.Window = q.Limit, int64(q.Window)
+		s.Remaining, s.HasRemaining = max(q.Remaining, 0), q.HasRemaining
+		s.Reset, s.HasReset = int64(q.Reset), q.HasReset
+	}
+	if q, ok := r.Exhausted(); ok && q.Unit != dialects.UnitRequests && q.HasReset && int64(q.Reset) > s.RetryAfter {
+		s.RetryAfter, s.HasRetry = int64(q.Reset), true
+	}
 	return s
 }
