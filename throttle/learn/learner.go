@@ -188,7 +188,11 @@ func (l *Learner) arbitrate(t int64, now time.Time) {
 	}
 	l.p.SetInterval(t, pacer.LaneRequests, p.interval)
 	l.p.SetHold(t, p.hold)
-	l.p.SetMaxInFlight(t, p.maxInFlight, l.capWait())
+	cw := l.capWait()
+	if p.capWait > 0 {
+		cw = time.Duration(p.capWait)
+	}
+	l.p.SetMaxInFlight(t, p.maxInFlight, cw)
 	l.p.SetWindow(t, p.windowLimit, p.window, p.windowSlack, m.sends.latest(int64(p.windowLimit)))
 	switch {
 	case p.setCredit:

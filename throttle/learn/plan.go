@@ -8,6 +8,9 @@ type plan struct {
 	credit      int64 // requests that may go at once (only applied when setCredit)
 	setCredit   bool
 	maxInFlight int // 0 = no cap
+	// capWait is how long a request held back by the cap waits for an answer at most (0: the
+	// learner's default, two smoothed round trips).
+	capWait int64
 	// A window: at most windowLimit requests in any window plus windowSlack (0: none).
 	windowLimit         int
 	window, windowSlack int64

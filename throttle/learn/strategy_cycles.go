@@ -74,8 +74,10 @@ func (c *cyclesStrategy) observe(t int64, s *Signal, m *model) string {
 			c.lastThrottleSent = max(c.lastThrottleSent, s.Sent)
 			return ""
 		}
-		if s.Sent <= c.lastThrottleSent {
-			return "" // overtaken on the way by a throttle sent after it: the run was over
+		if s.Sent < c.lastThrottleSent {
+			// Overtaken on the way by a throttle sent after it: the run was over. (One sent in
+			// the same instant as the throttle is of the run: the burst that met the end.)
+			return ""
 		}
 		c.lastSuccessSent = max(c.lastSuccessSent, s.Sent)
 		if c.run == 0 {
@@ -171,17 +173,19 @@ func (c *cyclesStrategy) nextOffset() int64 {
 }
 
 func (c *cyclesStrategy) plan(t int64, m *model) plan {
-	margin := m.rtt.margin(m.tun.JitterMargin)
-	// Nothing goes but the credit: a spacing of the next cycle's offset keeps every request
-	// beyond the quota for the next cycle, and lets one go at the hold: the attempt whose
-	// success opens it (and grants the rest).
-	p := plan{setCredit: true, interval: c.nextOffset()}
+	// The quota goes at once; once it is spent, a hold keeps every request for the next cycle, and
+	// one request in flight at most lets a single one go at the hold: the attempt whose success
+	// opens the cycle (and grants the rest), or whose throttle moves the hold. The cap waits for
+	// the attempt's answer as long as a period may last: an answer later than that is lost, and
+	// the next request tries again.
+	p := plan{setCredit: true}
 	if c.sentInCycle < c.quota {
 		p.credit = c.quota - c.sentInCycle
 		return p
 	}
+	p.maxInFlight, p.capWait = 1, c.hi
 	if c.st == "cycling" {
-		p.hold = c.cycleStart + c.nextOffset() + margin
+		p.hold = c.cycleStart + c.nextOffset() + m.rtt.margin(m.tun.JitterMargin)
 	}
 	return p
 }
