@@ -20,9 +20,11 @@ import (
 //  1. pause: a Retry-After is running: nothing goes until it ends;
 //  2. declared: the server's headers are believed: spend what remains, then pace at the declared
 //     rate, or hold until the reset of a quota that comes back whole;
-//  3. rate: no believed header and throttles seen: pace at an estimate of what the server admits,
+//  3. cycles: no believed header, a quota that comes back whole evident: send it at once at each
+//     cycle's start, then hold until the next;
+//  4. rate: no believed header and throttles seen: pace at an estimate of what the server admits,
 //     with the share of throttled attempts bounded by construction;
-//  4. startup: nothing said yet: no pace, the requests in flight capped by a slow start.
+//  5. startup: nothing said yet: no pace, the requests in flight capped by a slow start.
 //
 // A Learner is safe for concurrent use, starts no goroutine and needs no Close. Create it with
 // New; the zero value is not usable.
