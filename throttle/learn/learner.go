@@ -40,7 +40,8 @@ type Learner struct {
 	p      *pacer.Pacer
 	strats []strategy
 	cur    strategy
-	credit bool // the strategy in charge set a credit
+	credit bool   // the strategy in charge set a credit
+	sig    Signal // the answer being observed
 }
 
 var _ throttle.AttemptLearner = (*Learner)(nil)
@@ -132,7 +133,10 @@ func (l *Learner) ObserveAttempt(sent, now time.Time, resp *http.Response, err e
 		ts = min(int64(sent.Sub(l.base)), t)
 		m.rtt.add(t, t-ts)
 	}
-	sig := readSignal(ts, t, now, resp, err, l.cfg.statuses, l.cfg.dialects)
+	// The signal lives in the Learner (guarded by mu): handed to the strategies through an
+	// interface, a local one would escape to the heap on every answer.
+	l.sig = readSignal(ts, t, now, resp, err, l.cfg.statuses, l.cfg.dialects)
+	sig := &l.sig
 	if !sig.Failed {
 		if sig.Throttled {
 			m.throttles++
@@ -142,7 +146,7 @@ func (l *Learner) ObserveAttempt(sent, now time.Time, resp *http.Response, err e
 		}
 	}
 	for _, s := range l.strats {
-		if ev := s.observe(t, &sig, m); ev != "" {
+		if ev := s.observe(t, sig, m); ev != "" {
 			l.emit(now, s.name()+": "+ev)
 		}
 	}
