@@ -38,6 +38,8 @@ type Transport struct {
 	throttle *throttle.Throttle
 	breaker  *breaker.Breaker
 	keyFunc  func(*http.Request) string
+	// countAttempts: an AttemptObserver is present, so every request gets an attempt counter.
+	countAttempts bool
 }
 
 // NewTransport returns the stack (queue -> retry -> throttle -> base) configured by opts, sending
@@ -123,6 +125,16 @@ func build(base http.RoundTripper, opts []Option) (*Transport, error) {
 		t.breaker = b
 		rt = breaker.NewTransport(rt, b)
 	}
+	var aobs []AttemptObserver
+	for _, o := range obs {
+		if a, ok := o.(AttemptObserver); ok {
+			aobs = append(aobs, a)
+		}
+	}
+	if len(aobs) > 0 {
+		rt = &attemptTransport{next: rt, obs: aobs, keyOf: t.KeyOf}
+		t.countAttempts = true
+	}
 
 	ropts := c.retryOpts
 	if len(obs) > 0 {
@@ -170,6 +182,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			_ = req.Body.Close()
 		}
 		return nil, t.err
+	}
+	if t.countAttempts {
+		req = withAttemptCounter(req)
 	}
 	return t.rt.RoundTrip(req)
 }

@@ -3,6 +3,7 @@ package client
 import (
 	"net/http"
 
+	"github.com/steadyhttp/steady/request"
 	"github.com/steadyhttp/steady/throttle"
 	"github.com/steadyhttp/steady/throttle/learn"
 )
@@ -30,7 +31,8 @@ func WithAdaptive(opts ...throttle.AdaptiveOption) Option {
 // constant derived from the measured round trip, rate and requests in flight (docs/learner.md).
 // It will replace the default pace (WithAdaptive) once it meets every operating point the older
 // one meets; until then it is opt-in. Invalid learn options make every request fail with their
-// error (see Validate).
+// error (see Validate). With WithLogger, every learner logs its transitions on that logger at Debug
+// level (a learn.WithLogger among opts takes precedence).
 func WithLearner(opts ...learn.Option) Option {
 	return optionFunc(func(c *config) {
 		if _, err := learn.New(opts...); err != nil {
@@ -38,7 +40,16 @@ func WithLearner(opts ...learn.Option) Option {
 			return
 		}
 		c.paceSet = true
-		c.limiter = learn.Factory(opts...)
+		// c.logger is read when a key's learner is made, after every option was applied, so
+		// WithLogger may come before or after WithLearner.
+		c.limiter = func(key string) (throttle.Limiter, error) {
+			all := make([]learn.Option, 0, len(opts)+2)
+			if c.logger != nil {
+				all = append(all, learn.WithLogger(c.logger))
+			}
+			all = append(all, opts...)
+			return learn.New(append(all, learn.WithKey(key))...)
+		}
 	})
 }
 
@@ -81,8 +92,12 @@ func (t *Transport) LearnedLimit(key string) (learn.Limit, bool) {
 	return learn.Limit{}, false
 }
 
-// KeyOf returns the key the stack paces req by: its URL's host, or WithKeyFunc's.
+// KeyOf returns the key the stack paces req by: the one request.WithKey set in its context, or else
+// WithKeyFunc's, or else its URL's host.
 func (t *Transport) KeyOf(req *http.Request) string {
+	if k, ok := request.From(req.Context()).Key(); ok {
+		return k
+	}
 	if t.keyFunc != nil {
 		return t.keyFunc(req)
 	}
