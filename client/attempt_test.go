@@ -160,8 +160,8 @@ type logRecords struct {
 }
 
 func (h *logRecords) Enabled(context.Context, slog.Level) bool { return true }
-func (h *logRecords) WithAttrs([]slog.Attr) slog.Handler        { return h }
-func (h *logRecords) WithGroup(string) slog.Handler             { return h }
+func (h *logRecords) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h *logRecords) WithGroup(string) slog.Handler            { return h }
 func (h *logRecords) Handle(_ context.Context, r slog.Record) error {
 	var b strings.Builder
 	b.WriteString(r.Message)
