@@ -70,7 +70,7 @@ func Example() {
 		case metricdata.Sum[int64]:
 			for _, dp := range d.DataPoints {
 				code, _ := dp.Attributes.Value("http.response.status_code")
-				lines = append(lines, fmt.Sprintf("%s status=%s %d", m.Name, code.Emit(), dp.Value))
+				lines = append(lines, fmt.Sprintf("%s status=%s %d", m.Name, code.String(), dp.Value))
 			}
 		case metricdata.Gauge[float64]:
 			lines = append(lines, fmt.Sprintf("%s reported for %d key", m.Name, len(d.DataPoints)))

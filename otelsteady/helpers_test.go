@@ -88,7 +88,7 @@ func sums(t *testing.T, data metricdata.Aggregation, key string) map[string]int6
 	out := map[string]int64{}
 	for _, dp := range sum.DataPoints {
 		v, _ := dp.Attributes.Value(attribute.Key(key))
-		out[v.Emit()] += dp.Value
+		out[v.String()] += dp.Value
 	}
 	return out
 }
