@@ -20,7 +20,8 @@
 // WithWindowCounter for a sliding window counter on epoch-aligned windows, WithLimiter, or
 // WithoutPace for none), queue limits (WithMaxInFlight,
 // WithMaxWaiting), retry knobs (WithRetry), a circuit breaker (WithBreaker), and an Observer or slog
-// logger for metrics and logs. A request's context can carry its own settings (package request).
+// logger for metrics and logs (an Observer that also implements AttemptObserver sees each attempt
+// start and end with a context of its own: the hook of the OpenTelemetry module otelsteady). A request's context can carry its own settings (package request).
 //
 // Invalid options never panic: Validate reports them, and a Transport built from them fails every
 // request with an error matching ErrInvalidOption (closing the request body, sending nothing).

@@ -3,15 +3,27 @@ package client
 import (
 	"net/http"
 
+	"github.com/steadyhttp/steady/request"
 	"github.com/steadyhttp/steady/throttle"
 	"github.com/steadyhttp/steady/throttle/learn"
 )
 
-// defaultLimiter is the pace of a stack given no pace option: a learner per key (package
-// throttle/learn) that learns the server's limit from its responses (rate-limit headers in any
-// dialect the dialects package reads when it sends them, throttles when it does not) and paces
-// just under it.
-func defaultLimiter() func(key string) (throttle.Limiter, error) { return learn.Factory() }
+// learner is the pace of a stack given no pace option, and WithLearner's: a learner per key
+// (package throttle/learn) that learns the server's limit from its responses (rate-limit headers
+// in any dialect the dialects package reads when it sends them, throttles when it does not) and
+// paces just under it, logging its transitions on WithLogger's logger at Debug level.
+// c.logger is read when a key's learner is made, after every option was applied, so WithLogger may
+// come before or after WithLearner.
+func (c *config) learner(opts []learn.Option) func(key string) (throttle.Limiter, error) {
+	return func(key string) (throttle.Limiter, error) {
+		all := make([]learn.Option, 0, len(opts)+2)
+		if c.logger != nil {
+			all = append(all, learn.WithLogger(c.logger))
+		}
+		all = append(all, opts...)
+		return learn.New(append(all, learn.WithKey(key))...)
+	}
+}
 
 // WithLearner sets the default pace explicitly, with options: a learner per key (package
 // throttle/learn) with one model per key and one strategy in charge at a time (a Retry-After
@@ -21,6 +33,8 @@ func defaultLimiter() func(key string) (throttle.Limiter, error) { return learn.
 // rate and requests in flight (docs/learner.md). Use it to tune the learning, for example
 // learn.WithThrottleStatuses(429, 503) for an API that throttles with 503. Invalid learn options
 // make every request fail with their error (see Validate).
+// With WithLogger, every learner logs its transitions on that logger at Debug level (a
+// learn.WithLogger among opts takes precedence).
 func WithLearner(opts ...learn.Option) Option {
 	return optionFunc(func(c *config) {
 		if _, err := learn.New(opts...); err != nil {
@@ -28,7 +42,7 @@ func WithLearner(opts ...learn.Option) Option {
 			return
 		}
 		c.paceSet = true
-		c.limiter = learn.Factory(opts...)
+		c.limiter = c.learner(opts)
 	})
 }
 
@@ -67,8 +81,12 @@ func (t *Transport) LearnedLimit(key string) (learn.Limit, bool) {
 	return learn.Limit{}, false
 }
 
-// KeyOf returns the key the stack paces req by: its URL's host, or WithKeyFunc's.
+// KeyOf returns the key the stack paces req by: the one request.WithKey set in its context, or else
+// WithKeyFunc's, or else its URL's host.
 func (t *Transport) KeyOf(req *http.Request) string {
+	if k, ok := request.From(req.Context()).Key(); ok {
+		return k
+	}
 	if t.keyFunc != nil {
 		return t.keyFunc(req)
 	}
