@@ -189,9 +189,10 @@ func (r *Reader) Read(resp *http.Response, now time.Time) Reading {
 	return rd
 }
 
-// carriesLimits reports whether h may hold a field a built-in dialect reads: every such field name
-// contains "ratelimit" or "rate-limit", or is one of the few vendor fields without it (Retry-After
-// and its variants, Salesforce's Sforce-Limit-Info, Stripe-Should-Retry, Shopify's call limit). It
+// carriesLimits reports whether h may hold a field a built-in dialect reads or recognises a
+// response by: nearly every such name contains "ratelimit" or "rate-limit"; the others are
+// Retry-After and its variants, Salesforce's Sforce-Limit-Info, Stripe-Should-Retry and Request-Id,
+// Shopify's call limit and GitHub's X-GitHub-* (see limitField). It
 // looks at each name once, without allocating; a name it cannot rule out counts as carrying.
 func carriesLimits(h http.Header) bool {
 	for k := range h {
@@ -202,8 +203,13 @@ func carriesLimits(h http.Header) bool {
 	return false
 }
 
-// limitField is carriesLimits for one field name, in any letter case.
+// limitField is carriesLimits for one field name, in any letter case. The fields a dialect is
+// recognised by count too (Stripe's Request-Id, GitHub's X-GitHub-*), so a success reads as its
+// dialect's.
 func limitField(k string) bool {
+	if strings.EqualFold(k, "Request-Id") {
+		return true
+	}
 	for _, part := range limitFieldParts {
 		if containsFold(k, part) {
 			return true
@@ -214,7 +220,7 @@ func limitField(k string) bool {
 
 // limitFieldParts are the lower-case pieces whose presence in a field name makes it one a built-in
 // dialect may read.
-var limitFieldParts = [...]string{"ratelimit", "rate-limit", "retry-after", "limit-info", "should-retry", "call-limit"}
+var limitFieldParts = [...]string{"ratelimit", "rate-limit", "retry-after", "limit-info", "should-retry", "call-limit", "x-github-"}
 
 // containsFold reports whether s contains the lower-case ASCII sub, ignoring ASCII case in s.
 func containsFold(s, sub string) bool {

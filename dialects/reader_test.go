@@ -132,14 +132,15 @@ func TestCarriesLimitsSeesEveryBuiltinField(t *testing.T) {
 		"X-Ratelimit-Reset-Tokens", "X-Rate-Limit-Limit", "X-Rate-Limit-Remaining", "X-Rate-Limit-Reset",
 		"Anthropic-Ratelimit-Requests-Limit", "Anthropic-Ratelimit-Input-Tokens-Reset",
 		"Retry-After", "Retry-After-Ms", "X-Ms-Retry-After-Ms", "X-Ms-Ratelimit-Remaining-Subscription-Reads",
-		"Sforce-Limit-Info", "Stripe-Should-Retry", "X-Shopify-Shop-Api-Call-Limit", "x-ratelimit-remaining",
+		"Sforce-Limit-Info", "Stripe-Should-Retry", "X-Shopify-Shop-Api-Call-Limit", "x-ratelimit-remaining", "Request-Id", "X-Github-Request-Id",
+		"X-Github-Media-Type",
 	}
 	for _, f := range fields {
 		if !carriesLimits(http.Header{f: {"1"}}) {
 			t.Errorf("%s: not seen", f)
 		}
 	}
-	for _, f := range []string{"Content-Type", "Date", "X-Github-Request-Id", "Etag", "Server"} {
+	for _, f := range []string{"Content-Type", "Date", "X-Request-Id", "Etag", "Server"} {
 		if carriesLimits(http.Header{f: {"1"}}) {
 			t.Errorf("%s: taken for a limit field", f)
 		}

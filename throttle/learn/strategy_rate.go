@@ -42,6 +42,7 @@ type rateStrategy struct {
 	// cyclesUntil is the latest time the cycles strategy drove: requests sent until then were
 	// sent in its bursts, and their answers are no evidence of a rate.
 	cyclesUntil int64
+	cyclesDrove bool
 	minR        float64
 	maxR        float64
 	active      bool
@@ -74,10 +75,10 @@ func (r *rateStrategy) observe(t int64, s *Signal, m *model) string {
 		// While the cycles send in bursts, the spacing of successes says nothing of a rate:
 		// the law waits, as it was, until they are refuted; and the answers to what the cycles
 		// sent, arriving after, are theirs too.
-		r.cyclesUntil = t
+		r.cyclesUntil, r.cyclesDrove = t, true
 		return ""
 	}
-	if s.Failed || (m.trust == trustBelieved && s.headers()) || s.Sent <= r.cyclesUntil {
+	if s.Failed || (m.trust == trustBelieved && s.headers()) || (r.cyclesDrove && s.Sent <= r.cyclesUntil) {
 		return ""
 	}
 	if s.Throttled {
