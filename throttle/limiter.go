@@ -66,6 +66,15 @@ type Learner interface {
 	Observe(now time.Time, resp *http.Response, err error)
 }
 
+// LatenessLearner is a Limiter that wants to know how late the waiters of its reservations wake:
+// a waiter that slept until its reservation's time and woke late (a busy scheduler, a stalled
+// process) sends late, and several late ones send together. The Throttle and Wait call
+// ObserveLateness once for each such wait, with how long after the reservation's time the waiter
+// woke (at least 0), before the request goes. It must be safe for concurrent use.
+type LatenessLearner interface {
+	ObserveLateness(late time.Duration)
+}
+
 // AttemptLearner is a Learner that also wants to know when each attempt left, to measure the
 // round trip and to tell which requests the server had seen when it answered. When the key's
 // Limiter implements it, the Transport reads the clock just before passing the attempt on and calls

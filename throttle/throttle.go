@@ -280,7 +280,7 @@ func (t *Throttle) waitBlocked(ctx context.Context, p *partition, maxWait time.D
 				r.Cancel(now)
 				continue
 			}
-			paused, err := await(ctx, r, pause, t.paceMaxWait(p, maxWait))
+			paused, late, err := await(ctx, r, pause, t.paceMaxWait(p, maxWait))
 			if err != nil {
 				if e, ok := err.(*WaitTooLongError); ok {
 					e.Key = p.key
@@ -290,6 +290,7 @@ func (t *Throttle) waitBlocked(ctx context.Context, p *partition, maxWait time.D
 			if paused {
 				continue // the reservation was given back; wait out the pause and book again
 			}
+			observeLateness(p.lim, late)
 			now = time.Now()
 		}
 		if p.pauseUntil.Load() <= t.since(now) {

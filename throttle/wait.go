@@ -28,14 +28,28 @@ func Wait(ctx context.Context, l Limiter) error {
 	if err != nil || r.Delay(now) == 0 {
 		return err
 	}
-	_, err = await(ctx, r, nil, 0)
+	_, late, err := await(ctx, r, nil, 0)
+	if err == nil {
+		observeLateness(l, late)
+	}
 	return err
+}
+
+// observeLateness tells l how late its reservation's waiter woke, when l wants to know
+// (LatenessLearner) and the waiter slept on a timer (late >= 0).
+func observeLateness(l Limiter, late time.Duration) {
+	if ll, ok := l.(LatenessLearner); ok && late >= 0 {
+		ll.ObserveLateness(late)
+	}
 }
 
 // await waits until r is due. When pause fires first, it gives r back and reports paused. A
 // positive maxWait refuses a wait longer than it with *WaitTooLongError (Key unset). On any error r
-// has been given back.
-func await(ctx context.Context, r Reservation, pause <-chan struct{}, maxWait time.Duration) (paused bool, err error) {
+// has been given back. late is how long after the reservation's time the waiter woke, when it slept
+// on a timer until then, and -1 when it did not sleep (due at once, or woken by a move).
+func await(ctx context.Context, r Reservation, pause <-chan struct{}, maxWait time.Duration) (paused bool, late time.Duration, err error) {
+	late = -1
+	var target time.Time
 	var timer *time.Timer
 	defer func() {
 		if timer != nil {
@@ -47,16 +61,20 @@ func await(ctx context.Context, r Reservation, pause <-chan struct{}, maxWait ti
 		now := time.Now()
 		d := r.Delay(now)
 		if d <= 0 {
-			return false, nil
+			if !target.IsZero() {
+				late = max(now.Sub(target), 0)
+			}
+			return false, late, nil
 		}
 		if deadline, ok := ctx.Deadline(); ok && d > deadline.Sub(now) {
 			r.Cancel(now)
-			return false, &WouldExceedDeadlineError{Wait: d}
+			return false, -1, &WouldExceedDeadlineError{Wait: d}
 		}
 		if maxWait > 0 && d > maxWait {
 			r.Cancel(now)
-			return false, &WaitTooLongError{Wait: d, Max: maxWait}
+			return false, -1, &WaitTooLongError{Wait: d, Max: maxWait}
 		}
+		target = now.Add(d)
 		if timer == nil {
 			timer = time.NewTimer(d)
 		} else {
@@ -65,11 +83,12 @@ func await(ctx context.Context, r Reservation, pause <-chan struct{}, maxWait ti
 		select {
 		case <-ctx.Done():
 			r.Cancel(time.Now())
-			return false, ctx.Err()
+			return false, -1, ctx.Err()
 		case <-pause:
 			r.Cancel(time.Now())
-			return true, nil
+			return true, -1, nil
 		case <-changed:
+			target = time.Time{} // moved: the next sleep has a target of its own
 		case <-timer.C:
 		}
 	}

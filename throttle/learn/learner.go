@@ -44,7 +44,10 @@ type Learner struct {
 	sig    Signal // the answer being observed
 }
 
-var _ throttle.AttemptLearner = (*Learner)(nil)
+var (
+	_ throttle.AttemptLearner  = (*Learner)(nil)
+	_ throttle.LatenessLearner = (*Learner)(nil)
+)
 
 // New returns a Learner configured by opts, or an error matching ErrInvalidOption.
 func New(opts ...Option) (*Learner, error) {
@@ -116,6 +119,16 @@ func (l *Learner) Reserve(now time.Time) (throttle.Reservation, error) {
 // to have left one smoothed round trip before now.
 func (l *Learner) Observe(now time.Time, resp *http.Response, err error) {
 	l.ObserveAttempt(time.Time{}, now, resp, err)
+}
+
+// ObserveLateness records how late the waiter of one of its reservations woke
+// (throttle.LatenessLearner): the sender's own jitter, which widens the jitter margin (the reserve
+// a refilling quota keeps, the requests counted as unseen, the lateness of holds). It is safe for
+// concurrent use.
+func (l *Learner) ObserveLateness(late time.Duration) {
+	l.mu.Lock()
+	l.m.rtt.addLate(int64(late))
+	l.mu.Unlock()
 }
 
 // ObserveAttempt learns from one attempt that left at sent and whose outcome came back at now.

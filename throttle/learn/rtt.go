@@ -5,9 +5,13 @@ package learn
 // SRTT and RTTVAR, RFC 6298, gains 1/8 and 1/4). It is a plain value, guarded by the learner.
 type rtt struct {
 	srtt, rttvar int64
-	min          int64
-	minAt        int64
-	seen         bool
+	// late is the smoothed lateness of the sender: how long after their reservations' times the
+	// waiters woke (gain 1/4, as RTTVAR). Sends that leave late bunch at the server as much as
+	// trips that vary, so it widens the jitter margin as the round trip's deviation does.
+	late  int64
+	min   int64
+	minAt int64
+	seen  bool
 }
 
 // minRTTWindow is how long a smallest round trip is believed before a newer, larger one replaces
@@ -32,9 +36,12 @@ func (r *rtt) add(t, d int64) {
 	}
 }
 
+// addLate records one waiter that woke d after its reservation's time.
+func (r *rtt) addLate(d int64) { r.late += (max(d, 0) - r.late) / 4 }
+
 // margin is how late to aim after a server-side instant so that a request arrives after it: the
-// jitter margin times the round trip's mean deviation.
-func (r *rtt) margin(k float64) int64 { return int64(k * float64(r.rttvar)) }
+// jitter margin times the round trip's mean deviation plus the sender's mean lateness.
+func (r *rtt) margin(k float64) int64 { return int64(k * float64(r.rttvar+r.late)) }
 
 // oneWay is half the smallest round trip: how long a request takes to reach the server.
 func (r *rtt) oneWay() int64 { return r.min / 2 }

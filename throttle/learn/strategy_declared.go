@@ -95,9 +95,11 @@ func (d *declaredStrategy) observe(t int64, s *Signal, m *model) string {
 			durationOf(s.Sent), durationOf(s.Answered), s.Throttled, s.Remaining, c, known, d.current(m), m.sends.unseen(s.Sent), m.inFlight))
 	}
 	if s.Throttled {
-		// A credit of one is a race lost to the jitter or to another client as often as a lie:
-		// only a request the headers left room beyond counts against them.
-		if (known && c > 1) || (s.HasRemaining && s.Remaining > 0) {
+		// A credit of one is a race lost to the jitter or to another client as often as a lie,
+		// and so is a credit the requests in flight could have taken: any of them may have
+		// overtaken this one on the way (their order at the server is not their order here).
+		// Only a request the headers left room for beyond all of them counts against them.
+		if (known && c > 1+int64(m.inFlight)) || (s.HasRemaining && s.Remaining > 0) {
 			m.contradictions++
 			if m.contradictions >= m.tun.DistrustAfter {
 				m.trust = trustDistrusted
