@@ -92,7 +92,7 @@ type config struct {
 	resume        bool
 	outputHeaders bool
 	outputBody    bodyMode
-	json            bool
+	json          bool
 	// verbose logs every retry, and every give-up, on stderr.
 	verbose bool
 	server  serverConfig

@@ -12,8 +12,8 @@ func startServer(cfg serverConfig) (*testserver.Server, error) {
 		testserver.WithRules(cfg.rule()),
 		testserver.WithHeaders(cfg.headers),
 		testserver.WithStatus(cfg.status),
-		testserver.WithArrivalLog(0), // the batch reads counters, not arrivals
-		testserver.WithIdempotency(0),  // a POST sent again by -resume is applied once
+		testserver.WithArrivalLog(0),  // the batch reads counters, not arrivals
+		testserver.WithIdempotency(0), // a POST sent again by -resume is applied once
 	}
 	if cfg.dialect != "" {
 		opts = append(opts, testserver.WithDialect(cfg.dialect))
