@@ -42,8 +42,10 @@ const maxIdempotentBody = 1 << 20
 //     Content;
 //   - a request without the header passes through untouched.
 //
-// An answer with a 5xx status, or one the handler gave after the request's context ended (its
-// client was gone), is not kept: the key is forgotten and the next request with it is executed.
+// An answer with a 5xx status is not kept (the request failed, or was cut short before it was
+// processed): the key is forgotten and the next request with it is executed. Any other answer is
+// kept even when its client is gone by then, since the handler has done its work: the client's
+// next try gets it replayed.
 // Request bodies above 1 MiB are answered 413, and answers above 1 MiB are passed on but not kept.
 // The oldest keys are forgotten beyond the capacity given to [NewIdempotency].
 //
@@ -148,7 +150,7 @@ func (i *Idempotency) Middleware(next http.Handler) http.Handler {
 		keep := false
 		defer func() { i.end(key, e, rec, keep) }()
 		next.ServeHTTP(rec, r)
-		keep = r.Context().Err() == nil && rec.status() < 500 && !rec.overflow
+		keep = rec.status() < 500 && !rec.overflow
 	})
 }
 
