@@ -249,6 +249,9 @@ func readLine(r *bufio.Reader, limit int) ([]byte, error) {
 			return nil, errLineTooLong
 		}
 		line = bytes.TrimSuffix(bytes.TrimSuffix(line, []byte("\n")), []byte("\r"))
+		if len(line) > limit {
+			return nil, errLineTooLong
+		}
 		return line, err
 	}
 }

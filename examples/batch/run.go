@@ -108,7 +108,11 @@ func (s session) run(ctx context.Context, args []string) int {
 	}
 	defer closeInput()
 	if !cfg.json {
-		describe(stderr, cfg, target, total)
+		where := target
+		if cfg.input != "" && srv != nil {
+			where = srv.URL() // relative URLs resolve against its root
+		}
+		describe(stderr, cfg, where, total)
 	}
 
 	p := newProgress(stderr, total, throttled.count)
@@ -284,7 +288,7 @@ func describe(w io.Writer, cfg *config, target string, total int) {
 		in = "stdin"
 	}
 	if cfg.target != nil {
-		where = "their URLs"
+		where = "their URLs (relative ones against " + target + ")"
 	}
 	fmt.Fprintf(w, "batch: %s of %s to %s from %d workers; waits %s for the server (-max-wait)\n", count, in, where, cfg.workers, wait)
 }
