@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sync/atomic"
+	"sync"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -47,6 +47,7 @@ func newBar(w io.Writer, n int, throttled func() int64) *bar {
 		progressbar.OptionSetPredictTime(true),
 		progressbar.OptionThrottle(redrawEvery),
 		progressbar.OptionClearOnFinish(),
+		progressbar.OptionSetSpinnerChangeInterval(0), // no ticking goroutine: done redraws
 	), throttled: throttled}
 }
 
@@ -69,13 +70,20 @@ func (noProgress) finish() {}
 type bar struct {
 	b         *progressbar.ProgressBar
 	throttled func() int64
-	shown     atomic.Int64 // the throttled count in the description
+	mu        sync.Mutex
+	shown     int64     // the throttled count in the description
+	described time.Time // when the description last changed
 }
 
+// done advances the bar, and updates the throttled count at most every redrawEvery (the bar shows
+// both at its next redraw).
 func (p *bar) done() {
-	if n := p.throttled(); n != p.shown.Swap(n) {
+	p.mu.Lock()
+	if n := p.throttled(); n != p.shown && time.Since(p.described) >= redrawEvery {
+		p.shown, p.described = n, time.Now()
 		p.b.Describe(describeThrottled(n))
 	}
+	p.mu.Unlock()
 	_ = p.b.Add(1)
 }
 
