@@ -48,7 +48,7 @@ func TestBatchWaitsOutAnHourWindow(t *testing.T) {
 		// 2001-09-09) reads as delta seconds in package dialects, as it would be for any real
 		// server: the server's clock runs 25 years later, still on an hour's boundary. Its Date
 		// header tells the client so (package dialects measures resets against it).
-		shift := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC).Sub(time.Now())
+		shift := time.Until(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
 		l, err := testserver.NewLimiter([]testserver.Rule{{Limit: limit, Window: time.Hour}}, testserver.WithDialect("github"),
 			testserver.WithClock(func() time.Time { return time.Now().Add(shift) }))
 		require.NoError(t, err)

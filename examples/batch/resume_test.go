@@ -33,7 +33,7 @@ type orders struct {
 	phase atomic.Int64
 	// onApply is called with the number of orders applied so far, inside the handler before it
 	// answers; may be nil.
-	onApply func(n int64)
+	onApply atomic.Pointer[func(n int64)]
 
 	mu       sync.Mutex
 	applied  map[string]int
@@ -51,8 +51,8 @@ func newOrders(t *testing.T, latency time.Duration) *orders {
 		o.applied[r.Header.Get("Idempotency-Key")]++
 		o.mu.Unlock()
 		n := o.total.Add(1)
-		if o.onApply != nil {
-			o.onApply(n)
+		if f := o.onApply.Load(); f != nil {
+			(*f)(n)
 		}
 		time.Sleep(latency)
 		w.WriteHeader(http.StatusCreated)
@@ -150,11 +150,11 @@ func TestResumeAfterACancelledRun(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	o.phase.Store(1)
-	o.onApply = func(k int64) {
+	o.onApply.Store(ptr(func(k int64) {
 		if k == stopAt {
 			cancel() // the order being applied now loses its answer
 		}
-	}
+	}))
 	code, s1, _ := runJSON(t, ctx, args...)
 	assert.Equal(t, 1, code)
 	assert.True(t, s1.Cancelled)
@@ -166,7 +166,7 @@ func TestResumeAfterACancelledRun(t *testing.T) {
 	assert.Equal(t, len(done1), s1.Succeeded)
 
 	o.phase.Store(2)
-	o.onApply = nil
+	o.onApply.Store(nil)
 	code, s2, _ := runJSON(t, t.Context(), append(args, "-resume")...)
 	require.Equal(t, 0, code)
 	assert.Equal(t, len(done1), s2.Skipped)
@@ -190,11 +190,11 @@ func TestDrainRecordsWhatIsInFlight(t *testing.T) {
 
 	drain := make(chan struct{})
 	o.phase.Store(1)
-	o.onApply = func(k int64) {
+	o.onApply.Store(ptr(func(k int64) {
 		if k == stopAt {
 			close(drain)
 		}
-	}
+	}))
 	var stdout, stderr bytes.Buffer
 	code := session{stdin: eofReader{}, stdout: &stdout, stderr: &stderr, drain: drain}.run(t.Context(), args)
 	assert.Equal(t, 1, code)
@@ -205,7 +205,7 @@ func TestDrainRecordsWhatIsInFlight(t *testing.T) {
 	assert.Less(t, len(done1), n)
 
 	o.phase.Store(2)
-	o.onApply = nil
+	o.onApply.Store(nil)
 	code, s2, _ := runJSON(t, t.Context(), append(args, "-resume")...)
 	require.Equal(t, 0, code)
 	assert.Equal(t, len(done1), s2.Skipped)
@@ -233,13 +233,15 @@ func TestResumeAfterAKilledProcess(t *testing.T) {
 	args := []string{"-url", o.srv.URL(), "-input", in, "-output", out, "-c", "8", "-json"}
 
 	cmd := exec.CommandContext(t.Context(), bin, args...)
-	require.NoError(t, cmd.Start())
+	var proc atomic.Pointer[os.Process]
 	o.phase.Store(1)
-	o.onApply = func(k int64) {
-		if k == killAt {
-			_ = cmd.Process.Kill()
+	o.onApply.Store(ptr(func(k int64) {
+		if p := proc.Load(); k == killAt && p != nil {
+			_ = p.Kill()
 		}
-	}
+	}))
+	require.NoError(t, cmd.Start())
+	proc.Store(cmd.Process)
 	err := cmd.Wait()
 	var ee *exec.ExitError
 	require.ErrorAs(t, err, &ee, "killed")
@@ -248,7 +250,7 @@ func TestResumeAfterAKilledProcess(t *testing.T) {
 	assert.Less(t, len(done1), killAt)
 
 	o.phase.Store(2)
-	o.onApply = nil
+	o.onApply.Store(nil)
 	resumed := exec.CommandContext(t.Context(), bin, append(args, "-resume")...)
 	var stdout bytes.Buffer
 	resumed.Stdout = &stdout
@@ -294,3 +296,6 @@ func TestOutputFlags(t *testing.T) {
 		assert.Equal(t, hex.EncodeToString(sum[:]), r.BodySHA256)
 	}
 }
+
+// ptr returns a pointer to v.
+func ptr[T any](v T) *T { return &v }
