@@ -162,7 +162,7 @@ func newFlagSet(v *flagValues) *flag.FlagSet {
 	fs.StringVar(&v.quota, "quota", "", "the API's quota, if known, as `LIMIT/WINDOW` (200/1s, 6000/1m) usable at any time within the window (a fixed window or sliding log): up to LIMIT at once, never more than LIMIT in any window; excludes -rate")
 	fs.StringVar(&v.counter, "counter", "", "the API's sliding window counter, if known, as `LIMIT/WINDOW` (200/1s, 6000/1m), on windows aligned to the Unix epoch (Cloudflare-style; the embedded server's sliding-window): the client mirrors the counter's rule, LIMIT at once and then as the previous window's weight decays; excludes -rate and -quota")
 	fs.Float64Var(&v.margin, "margin", defaultMargin, "with -rate, -quota or -counter: pace at rate*(1-margin) with burst*(1-margin) (rounded down, at least 1), keep a quota's window stretched to window/(1-margin), or a counter's limit shrunk to limit*(1-margin) (rounded down, at least 1), so network jitter never lands a request in a window that is still full")
-	fs.StringVar(&v.method, "method", defaultMethod, "HTTP `method`: "+strings.Join(methods, " | ")+"; POST, PUT and PATCH send a small JSON body")
+	fs.StringVar(&v.method, "method", defaultMethod, "HTTP `method`: "+strings.Join(methods, " | ")+"; POST, PUT and PATCH send a small JSON body; with -input, the method of URL lines (sent without a body)")
 	fs.DurationVar(&v.timeout, "timeout", 0, "bound on each request, its retries and waits included; 0 = none")
 	fs.IntVar(&v.attempts, "attempts", defaultAttempts, "attempts per request, the first included")
 	fs.DurationVar(&v.maxDelay, "max-delay", defaultMaxDelay, "cap of the exponential backoff between attempts")
@@ -191,7 +191,7 @@ func printUsage(w io.Writer) {
 	var v flagValues
 	fs := newFlagSet(&v)
 	fs.SetOutput(w)
-	fmt.Fprintf(w, "Usage: batch [flags]\n\nSends -n requests through steady and prints a summary; with no -url, to an embedded rate-limited testserver.\n\nFlags:\n")
+	fmt.Fprintf(w, "Usage: batch [flags]\n\nSends -n requests (or those of -input) through steady and prints a summary; with no -url, to an embedded rate-limited testserver. -output records each request's result, and -resume continues a job from them.\n\nFlags:\n")
 	fs.PrintDefaults()
 }
 
