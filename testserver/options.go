@@ -45,14 +45,16 @@ type config struct {
 	statsKeys int
 	persona   persona
 
-	rules      []Rule
-	addr       string
-	response   Response
-	app        http.Handler
-	faults     Faults
-	arrivals   int
-	serverOnly []string
-	errs       []error
+	rules    []Rule
+	addr     string
+	response Response
+	app      http.Handler
+	faults   Faults
+	arrivals int
+	// idempotencyKeys is WithIdempotency's capacity; -1 without it.
+	idempotencyKeys int
+	serverOnly      []string
+	errs            []error
 }
 
 // DefaultStatsKeys is the default number of keys whose counters Stats reports individually.
@@ -71,6 +73,8 @@ func newConfig(opts []Option) *config {
 		addr:      "127.0.0.1:0",
 		response:  Response{Status: http.StatusOK, Body: "ok\n"},
 		arrivals:  DefaultArrivalLog,
+		// no Idempotency-Key handling unless asked
+		idempotencyKeys: -1,
 	}
 	for _, o := range opts {
 		if o != nil {
@@ -296,5 +300,23 @@ func WithArrivalLog(n int) Option {
 			return
 		}
 		c.arrivals = n
+	})
+}
+
+// WithIdempotency makes the Server honour the Idempotency-Key header of admitted requests (see
+// [Idempotency]): the first request with a key is answered as configured and its answer kept, later
+// ones with the key get it replayed (Idempotent-Replayed: true). It sits after the injected faults
+// (a fault answers before the key is seen, so the key's next request is executed) and before the
+// [WithHandler] handler or the [Response]; every request still passes the limiter and counts
+// against it. Stats().Server.Idempotency counts executions and replays. maxKeys is how many keys
+// are remembered, 0 for [DefaultIdempotencyKeys]; negative is an error. Default: off (the header
+// is passed on like any other). Server only.
+func WithIdempotency(maxKeys int) Option {
+	return serverOption("WithIdempotency", func(c *config) {
+		if maxKeys < 0 {
+			c.fail("WithIdempotency", fmt.Sprint(maxKeys), "must not be negative")
+			return
+		}
+		c.idempotencyKeys = maxKeys
 	})
 }

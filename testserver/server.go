@@ -29,6 +29,10 @@ type Server struct {
 	handler  http.Handler
 	faults   *faultInjector
 	arrivals *arrivalLog
+	// idempotency honours Idempotency-Key in front of the answer (WithIdempotency); nil without.
+	idempotency *Idempotency
+	// answer answers an admitted request after the faults: the application, behind idempotency.
+	answer http.Handler
 
 	base   context.Context
 	cancel context.CancelFunc
@@ -53,6 +57,8 @@ type ServerStats struct {
 	Errors int64 `json:"errors"`
 	Resets int64 `json:"resets"`
 	Slowed int64 `json:"slowed"`
+	// Idempotency holds the counters of WithIdempotency; nil without it.
+	Idempotency *IdempotencyStats `json:"idempotency,omitempty"`
 }
 
 // New starts a Server with the given options on [WithAddr] (default 127.0.0.1:0, a free port).
@@ -80,6 +86,15 @@ func New(opts ...Option) (*Server, error) {
 		return nil, err
 	}
 	s.limiter = l
+	s.answer = http.HandlerFunc(s.serveApp)
+	if cfg.idempotencyKeys >= 0 {
+		s.idempotency, err = NewIdempotency(cfg.idempotencyKeys)
+		if err != nil {
+			_ = l.Close()
+			return nil, err
+		}
+		s.answer = s.idempotency.Middleware(s.answer)
+	}
 	s.handler = s.buildHandler()
 
 	ln, err := net.Listen("tcp", cfg.addr)
@@ -145,6 +160,10 @@ func (s *Server) Stats() Stats {
 		Errors:    s.errs.Load(),
 		Resets:    s.resets.Load(),
 		Slowed:    s.slowed.Load(),
+	}
+	if s.idempotency != nil {
+		is := s.idempotency.Stats()
+		st.Server.Idempotency = &is
 	}
 	return st
 }
@@ -213,8 +232,8 @@ func (s *Server) buildHandler() http.Handler {
 	return mux
 }
 
-// serveAdmitted answers an admitted request: faults first, then the WithHandler handler or the
-// configured response.
+// serveAdmitted answers an admitted request: faults first, then (behind WithIdempotency's
+// Idempotency, when given) the WithHandler handler or the configured response.
 func (s *Server) serveAdmitted(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	f := s.faults.draw()
@@ -237,6 +256,12 @@ func (s *Server) serveAdmitted(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write([]byte(http.StatusText(f.status) + " (injected fault)\n"))
 		return
 	}
+	s.answer.ServeHTTP(w, r)
+}
+
+// serveApp answers with the WithHandler handler or the configured response.
+func (s *Server) serveApp(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
 	if s.cfg.app != nil {
 		s.cfg.app.ServeHTTP(w, r)
 		return

@@ -4,13 +4,16 @@
 //	go run ./examples/batch                          # 1,000 requests to an embedded testserver (100/s)
 //	go run ./examples/batch -url https://api.example.com/v1/items -rate 50 -n 5000
 //	go run ./examples/batch -url http://127.0.0.1:8080/ -json
+//	go run ./examples/batch -url https://api.example.com/ -input requests.jsonl -output results.jsonl -resume
 //
 // With no -url it starts an embedded testserver on 127.0.0.1 (a token bucket of 100 requests per
 // second with a burst of 10; see the -server-* flags) and sends the batch there, so the run shows
 // how close steady gets to the limit the server enforces: its last line compares the achieved rate
 // with the server's limit, and the elapsed time with the physical limit (N-burst)/R, the least time
 // in which any client can get N requests through a limit of R per second that starts with burst
-// tokens.
+// tokens. -server-dialect NAME makes it answer as a real API does (testserver.WithDialect: github,
+// openai, shopify, ...), with that API's limiter kind unless -server-algorithm is given; it
+// honours Idempotency-Key (testserver.WithIdempotency).
 //
 // # What it sends
 //
@@ -20,6 +23,57 @@
 // success (a 2xx final response) or as a reported failure: a non-2xx final response, an error, or
 // "cancelled" when the run was interrupted before the request finished. The summary counts both
 // and the first few distinct failure reasons; succeeded+failed always equals -n.
+//
+// # A file of requests
+//
+// -input FILE (- for stdin) sends the requests of a file instead, one per line, from the -c
+// workers, in the file's order (each request ends in its own time). A line is either a URL, sent
+// with -method (default GET) and no body, or a JSON object:
+//
+//	{"method": "POST", "url": "/v1/orders", "headers": {"Authorization": "Bearer T"}, "body": {"sku": "a-1"}}
+//
+// where only url is required; headers map names to a string or an array of strings; body is a
+// JSON string (sent as it is) or any other JSON value (sent as JSON, with Content-Type:
+// application/json unless the headers set one). Relative URLs resolve against -url, or against the
+// embedded server without it. Blank lines and lines starting with # are skipped. A line that is
+// not a request (bad JSON, an unknown field, a bad URL, method or header, longer than 16 MiB) is a
+// failed request: reported on stderr (the first five), recorded in the output, and counted with
+// the reason "bad input line"; the other lines are still sent. With a file, the progress bar knows
+// the total (the file is read once to count it); with stdin it shows the count and rate only.
+//
+// # Results and resume
+//
+// -output FILE appends one JSON line per finished request, in the order they finish:
+//
+//	{"job":"3f9c2a71d0be","line":2,"id":"a3c1f0d29b7e4c11","method":"POST","url":"https://api.example.com/v1/orders",
+//	 "status":201,"body_bytes":57,"body_sha256":"9f2b...","attempts":1,"elapsed_s":0.041,"done":true}
+//
+// line is the input line (the request's number without -input), status the final response's
+// status (absent when there was none), attempts the attempts made, error why the request failed,
+// and done whether it succeeded (a 2xx final response). -output-headers keeps the final response's
+// headers ("headers"); -output-body says what to keep of its body: digest (the default: its length
+// and SHA-256, over the whole body), full (its text, or body_base64 when it is not UTF-8, up to 1
+// MiB, then body_truncated), or none. A request cancelled by an interrupt gets no record. The file
+// must be new or empty unless -resume is given.
+//
+// -resume continues the job the output records: a run killed at any point (SIGKILL, a crash, a
+// second interrupt) and started again with the same command plus -resume sends every request the
+// output does not record as done, and none that it does; the summary counts the others as
+// skipped. A request is matched by its id: a digest of its line's content (and, for the K-th line
+// with the same content, its occurrence), so lines added to or removed from the input between the
+// runs do not shift the others. Failed requests are recorded with done false, and sent again by the
+// next -resume; the last record of a line is its outcome. A write cut short by a kill is dropped
+// when the output is read back. Each record is written with one write call, so what the batch
+// recorded survives the process; a crash of the machine itself can lose the records of the last
+// moments, whose requests -resume then sends again.
+//
+// A request in flight when a run died may have reached the server without its answer reaching the
+// output, so -resume sends it again. With -output, every POST and PATCH therefore carries
+// Idempotency-Key: JOB-ID (unless its line sets one), the same in every run of the job and unique to
+// the job (the job id is random, kept in the records): a server that honours the key, as the
+// embedded server does (testserver.WithIdempotency), answers it again without applying it twice.
+// Against a server that ignores the key, such a POST may be applied twice. The key also makes the
+// retry layer retry POSTs after transport errors (see -idempotency-keys).
 //
 // # Pace
 //
@@ -87,20 +141,27 @@
 // about 78 seconds on average, and a 30-second outage fails fewer than one request in 100,000
 // (with 12 attempts it would fail about one in six of those in flight: full jitter draws each
 // wait anywhere from 0 to its cap). Retry-After is always honoured, and waited out up to
-// -max-wait (default 10m; 0 = no bound), which also bounds the wait for a learned pace slower than
-// one request per -max-wait: a longer wait fails the request (reported) instead of stalling the
-// batch without a word. -timeout bounds each request, its retries
-// and waits included (default 0: no bound). -idempotency-keys adds an Idempotency-Key to every
-// POST and PATCH, so that they are retried after transport errors too (only for servers that honour
-// the key).
+// -max-wait (0 = no bound), which also bounds the wait for a learned pace slower than one request
+// per -max-wait and for a quota's reset: a longer wait fails the request (reported) instead of
+// stalling the batch without a word. Its default waits out the longest window the run knows of (a
+// -quota or -counter window, the embedded server's -server-window), and at least an hour, plus 2 s
+// for resets given in whole seconds: a batch against a quota of 5,000 an hour waits up to an hour
+// for its window to come back, where an interactive client (client.New) gives up after a minute. A
+// daily quota is not waited out by default; give -max-wait 25h (or 0) for that, or -resume later.
+// -timeout bounds each request, its retries and waits included (default 0: no bound).
+// -idempotency-keys adds a random Idempotency-Key to every POST and PATCH, so that they are retried
+// after transport errors too (only for servers that honour the key); with -output they carry the
+// job's keys instead (see Results and resume).
 //
 // # Output
 //
 // -v logs every retry (with its reason and the wait before it) and every request given up on
 // stderr, one time-stamped slog line each; stdout is unchanged.
 //
-// The summary goes to stdout: requests, succeeded, failed, throttled responses (429 and 503 answers
-// the client saw, counted by a client.Observer), retries, elapsed time and achieved rate
+// The summary goes to stdout: requests, succeeded, failed, throttled responses (every answer the
+// client saw that its API means as a throttle, read by package dialects: a 429, GitHub's 403 with
+// its quota used up or a secondary limit, and so on; and every 503, which many APIs and proxies
+// answer when they shed load), retries, elapsed time and achieved rate
 // (succeeded requests per second). With -json it is one JSON object on one line, and nothing else
 // is written to stdout:
 //
@@ -108,14 +169,19 @@
 //	 "elapsed_s":9.91,"rate_rps":100.9, ...}
 //
 // with the keys requests, succeeded, failed, throttled_responses, retries, elapsed_s and rate_rps
-// always present, and cancelled, failure_reasons, known_rate_rps, known_quota, known_counter, paced_rate_rps,
-// server_limit_rps, physical_limit_s, server_requests and server_throttled when they apply. A progress bar is drawn on stderr when
-// stderr is a terminal, and never otherwise.
+// always present, and cancelled, skipped, output, records, failure_reasons, known_rate_rps, known_quota,
+// known_counter, paced_rate_rps, server_limit_rps, physical_limit_s, server_requests and server_throttled when they
+// apply. A progress bar is drawn on stderr when stderr is a terminal, and never otherwise: the
+// requests done, the rate, the elapsed time and the ETA, and the throttled answers so far.
 //
 // # Exit status and signals
 //
-// 0 when every request succeeded, 1 when some failed (or the run could not start), 2 for bad flags
-// (with a one-line message naming the bad value). SIGINT or SIGTERM stops the run cleanly: requests
-// in flight are cancelled, no new ones start, and the summary still prints, with every unfinished
-// request counted as failed ("cancelled").
+// 0 when every request succeeded, 1 when some failed (or the run was interrupted, or could not
+// start, or could not write its output), 2 for bad flags (with a one-line message naming the bad
+// value) and for an -output that holds results without -resume. The first SIGINT or SIGTERM drains
+// the run: no new request starts, the requests in flight finish and are recorded, and the summary
+// prints, with every request not sent counted as failed ("cancelled"); the same command with
+// -resume sends them. A second one cancels the requests in flight (they get no record; -resume
+// sends them again), and a third kills the process. With -input -, a drain takes effect when the
+// next line arrives or stdin ends.
 package main

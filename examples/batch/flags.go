@@ -26,10 +26,18 @@ const (
 	defaultAttempts  = 20
 	defaultBaseDelay = 500 * time.Millisecond
 	defaultMaxDelay  = 10 * time.Second
-	// defaultMaxWait is the longest a request waits for what the server asked for (a Retry-After, or
-	// a learned pace slower than one request per that long): a batch waits longer than an
-	// interactive client (client.DefaultMaxWait), but not forever.
-	defaultMaxWait    = 10 * time.Minute
+	// longestCommonWindow is the longest window a batch waits out when it knows of none longer: an
+	// hour, the window of the hourly quotas APIs declare (GitHub's 5,000 requests an hour, ...).
+	// A request that must wait for its quota's window waits up to the whole window (a fixed window
+	// refused at its start), so the default -max-wait is at least this plus resetSlack (see
+	// config.defaultMaxWait), where an interactive client gives up after client.DefaultMaxWait. A
+	// daily quota is not waited out by default: its requests fail and are reported (and -resume
+	// sends them later), unless -max-wait says to wait longer.
+	longestCommonWindow = time.Hour
+	// resetSlack is how much longer than its window a wait for a window's end can be: Retry-After
+	// and Unix-time resets are whole seconds rounded up (up to 1 s more), and a Unix-time reset is
+	// measured against the Date header, itself whole seconds (up to 1 s more).
+	resetSlack        = 2 * time.Second
 	defaultKnownBurst = 1
 	defaultMargin     = 0.005
 	maxMargin         = 0.5
@@ -76,7 +84,15 @@ type config struct {
 	maxDelay        time.Duration
 	maxWait         time.Duration
 	idempotencyKeys bool
-	json            bool
+	// input is the file of requests (-input; "-" for stdin, "" for -n copies of one request).
+	input string
+	// output is the file of results (-output; "" for none); resume continues it (-resume);
+	// outputHeaders and outputBody say what its records keep.
+	output        string
+	resume        bool
+	outputHeaders bool
+	outputBody    bodyMode
+	json          bool
 	// verbose logs every retry, and every give-up, on stderr.
 	verbose bool
 	server  serverConfig
@@ -116,11 +132,15 @@ type serverConfig struct {
 	burst     int64 // as given; see rule
 	headers   bool
 	status    int
+	// dialect is the persona the server answers as (-server-dialect); "" for testserver's own.
+	dialect string
 }
 
 // flagValues holds the raw values the flag package fills in.
 type flagValues struct {
 	url, method, quota, counter string
+	input, output, outputBody   string
+	resume, outputHeaders       bool
 	n, workers, burst, attempts int
 	rate, margin                float64
 	timeout, maxDelay, maxWait  time.Duration
@@ -142,11 +162,17 @@ func newFlagSet(v *flagValues) *flag.FlagSet {
 	fs.StringVar(&v.quota, "quota", "", "the API's quota, if known, as `LIMIT/WINDOW` (200/1s, 6000/1m) usable at any time within the window (a fixed window or sliding log): up to LIMIT at once, never more than LIMIT in any window; excludes -rate")
 	fs.StringVar(&v.counter, "counter", "", "the API's sliding window counter, if known, as `LIMIT/WINDOW` (200/1s, 6000/1m), on windows aligned to the Unix epoch (Cloudflare-style; the embedded server's sliding-window): the client mirrors the counter's rule, LIMIT at once and then as the previous window's weight decays; excludes -rate and -quota")
 	fs.Float64Var(&v.margin, "margin", defaultMargin, "with -rate, -quota or -counter: pace at rate*(1-margin) with burst*(1-margin) (rounded down, at least 1), keep a quota's window stretched to window/(1-margin), or a counter's limit shrunk to limit*(1-margin) (rounded down, at least 1), so network jitter never lands a request in a window that is still full")
-	fs.StringVar(&v.method, "method", defaultMethod, "HTTP `method`: "+strings.Join(methods, " | ")+"; POST, PUT and PATCH send a small JSON body")
+	fs.StringVar(&v.method, "method", defaultMethod, "HTTP `method`: "+strings.Join(methods, " | ")+"; POST, PUT and PATCH send a small JSON body; with -input, the method of URL lines (sent without a body)")
 	fs.DurationVar(&v.timeout, "timeout", 0, "bound on each request, its retries and waits included; 0 = none")
 	fs.IntVar(&v.attempts, "attempts", defaultAttempts, "attempts per request, the first included")
 	fs.DurationVar(&v.maxDelay, "max-delay", defaultMaxDelay, "cap of the exponential backoff between attempts")
-	fs.DurationVar(&v.maxWait, "max-wait", defaultMaxWait, "longest wait for what the server asked for (a Retry-After, or a learned pace slower than one request per this long); longer fails the request; 0 = no bound")
+	fs.DurationVar(&v.maxWait, "max-wait", longestCommonWindow+resetSlack, "longest wait for what the server asked for (a Retry-After, a quota's reset, or a learned pace slower than one request per this long); longer fails the request; 0 = no bound. Default: the longest window known (-quota, -counter, -server-window), at least an hour, plus 2s")
+	fs.StringVar(&v.input, "input", "", "read the requests from this `FILE` (- for stdin), one per line: a URL, or a JSON object {\"method\", \"url\", \"headers\", \"body\"}; relative URLs resolve against -url or the embedded server; excludes -n")
+	fs.StringVar(&v.output, "output", "", "append a JSON line per finished request to this `FILE`: status, body digest, attempts, error, done; POST and PATCH then carry an Idempotency-Key derived from the job and the request")
+	fs.BoolVar(&v.resume, "resume", false, "with -output: continue the job the output records, skipping the requests it records as done")
+	fs.BoolVar(&v.outputHeaders, "output-headers", false, "with -output: keep each final response's headers")
+	fs.StringVar(&v.outputBody, "output-body", string(bodyDigest), "with -output: what to keep of each final response's body: digest (its length and SHA-256) | full (its text, up to 1 MiB) | none")
+	fs.StringVar(&v.server.dialect, "server-dialect", "", "embedded server answers as this API does (testserver.WithDialect): "+strings.Join(testserver.Dialects(), " | ")+"; without -server-algorithm, with that API's limiter kind")
 	fs.BoolVar(&v.idempotencyKeys, "idempotency-keys", false, "add an Idempotency-Key to POST and PATCH requests so they are retried after transport errors too")
 	fs.BoolVar(&v.json, "json", false, "print only one JSON line on stdout")
 	fs.BoolVar(&v.verbose, "v", false, "log every retry (with its reason and wait) and every request given up on stderr")
@@ -165,7 +191,7 @@ func printUsage(w io.Writer) {
 	var v flagValues
 	fs := newFlagSet(&v)
 	fs.SetOutput(w)
-	fmt.Fprintf(w, "Usage: batch [flags]\n\nSends -n requests through steady and prints a summary; with no -url, to an embedded rate-limited testserver.\n\nFlags:\n")
+	fmt.Fprintf(w, "Usage: batch [flags]\n\nSends -n requests (or those of -input) through steady and prints a summary; with no -url, to an embedded rate-limited testserver. -output records each request's result, and -resume continues a job from them.\n\nFlags:\n")
 	fs.PrintDefaults()
 }
 
@@ -188,7 +214,9 @@ func parseFlags(args []string) (*config, error) {
 
 	c := &config{n: v.n, workers: v.workers, rate: v.rate, method: strings.ToUpper(v.method),
 		timeout: v.timeout, attempts: v.attempts, maxDelay: v.maxDelay, maxWait: v.maxWait,
-		idempotencyKeys: v.idempotencyKeys, json: v.json, verbose: v.verbose, server: v.server}
+		idempotencyKeys: v.idempotencyKeys, json: v.json, verbose: v.verbose, server: v.server,
+		input: v.input, output: v.output, resume: v.resume, outputHeaders: v.outputHeaders,
+		outputBody: bodyMode(v.outputBody)}
 	switch {
 	case v.n < 1:
 		return nil, usagef("invalid -n %d: must be at least 1", v.n)
@@ -220,6 +248,18 @@ func parseFlags(args []string) (*config, error) {
 		return nil, usagef("invalid -max-delay %v: must be positive", v.maxDelay)
 	case v.maxWait < 0:
 		return nil, usagef("invalid -max-wait %v: must not be negative", v.maxWait)
+	case v.input != "" && set["n"]:
+		return nil, usagef("-n %d and -input %s: the input gives the requests", v.n, v.input)
+	case v.resume && v.output == "":
+		return nil, usagef("-resume needs -output: it continues the job an output file records")
+	case v.outputHeaders && v.output == "":
+		return nil, usagef("-output-headers needs -output")
+	case set["output-body"] && v.output == "":
+		return nil, usagef("-output-body %s needs -output", v.outputBody)
+	case !slices.Contains(bodyModes, bodyMode(v.outputBody)):
+		return nil, usagef("invalid -output-body %q: must be digest, full or none", v.outputBody)
+	case v.output != "" && v.output == v.input:
+		return nil, usagef("-output %s is the -input: give another file", v.output)
 	}
 	q, err := parseQuota(v.quota)
 	if err != nil {
@@ -262,15 +302,65 @@ func parseFlags(args []string) (*config, error) {
 				return nil, usagef("-%s configures the embedded server; it cannot be combined with -url", name)
 			}
 		}
-		return c, nil
+	} else {
+		if err := c.server.resolve(set); err != nil {
+			return nil, err
+		}
 	}
-	if !set["server-burst"] && !burstAlgorithm(v.server.algorithm) {
-		c.server.burst = 0 // window algorithms take no burst of their own
-	}
-	if err := c.server.validate(); err != nil {
-		return nil, err
+	if !set["max-wait"] {
+		c.maxWait = c.defaultMaxWait()
 	}
 	return c, nil
+}
+
+// defaultMaxWait is -max-wait when not given: the longest window the run knows of (the -quota
+// window the client keeps, the -counter window, the embedded server's window), at least
+// longestCommonWindow, plus resetSlack. A batch thus waits out its quota's window, an hour's
+// included, where an interactive client gives up after client.DefaultMaxWait.
+func (c *config) defaultMaxWait() time.Duration {
+	w := longestCommonWindow
+	if c.quota.set() {
+		w = max(w, c.quota.stretched(c.margin))
+	}
+	if c.counter.set() {
+		w = max(w, c.counter.window)
+	}
+	if c.target == nil {
+		w = max(w, c.server.window)
+	}
+	return w + resetSlack
+}
+
+// resolve fills in the embedded server's defaults that depend on other flags (the persona's
+// limiter kind without -server-algorithm, no burst for window algorithms without -server-burst)
+// and validates the -server-* flags.
+func (s *serverConfig) resolve(set map[string]bool) error {
+	if s.dialect != "" {
+		if !slices.Contains(testserver.Dialects(), s.dialect) {
+			return usagef("invalid -server-dialect %q: must be one of %s", s.dialect, strings.Join(testserver.Dialects(), ", "))
+		}
+		if !set["server-algorithm"] {
+			s.algorithm = personaAlgorithm(s.dialect)
+		}
+	}
+	if !set["server-burst"] && !burstAlgorithm(s.algorithm) {
+		s.burst = 0 // window algorithms take no burst of their own
+	}
+	return s.validate()
+}
+
+// personaAlgorithm is the limiter kind the persona of testserver.WithDialect gives a rule that
+// names none, read from a limiter built with it (testserver's own default when it names none).
+func personaAlgorithm(dialect string) string {
+	l, err := testserver.NewLimiter([]testserver.Rule{{Limit: 1, Window: time.Second}}, testserver.WithDialect(dialect))
+	if err != nil {
+		return defaultServerAlgo
+	}
+	defer func() { _ = l.Close() }()
+	if a := l.Rules()[0].Algorithm; a != "" {
+		return a
+	}
+	return defaultServerAlgo
 }
 
 // parseTarget checks that s is an absolute http or https URL with a host.

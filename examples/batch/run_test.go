@@ -351,7 +351,7 @@ func TestNoProgressBarWhenStderrIsNotATerminal(t *testing.T) {
 
 	assert.False(t, isTerminal(f))
 	assert.False(t, isTerminal(&bytes.Buffer{}))
-	assert.IsType(t, noProgress{}, newProgress(f, 10))
+	assert.IsType(t, noProgress{}, newProgress(f, 10, func() int64 { return 0 }))
 }
 
 // TestCounterFollowsTheCounter: told the server's sliding window counter (-counter) against a

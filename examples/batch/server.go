@@ -8,12 +8,17 @@ import (
 // startServer starts the embedded testserver on a free loopback port with the single global rule
 // of cfg. The caller closes it.
 func startServer(cfg serverConfig) (*testserver.Server, error) {
-	return testserver.New(
+	opts := []testserver.Option{
 		testserver.WithRules(cfg.rule()),
 		testserver.WithHeaders(cfg.headers),
 		testserver.WithStatus(cfg.status),
-		testserver.WithArrivalLog(0), // the batch reads counters, not arrivals
-	)
+		testserver.WithArrivalLog(0),  // the batch reads counters, not arrivals
+		testserver.WithIdempotency(0), // a POST sent again by -resume is applied once
+	}
+	if cfg.dialect != "" {
+		opts = append(opts, testserver.WithDialect(cfg.dialect))
+	}
+	return testserver.New(opts...)
 }
 
 // serverReport is what the summary says about the embedded server: its limit and its own counts.

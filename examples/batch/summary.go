@@ -19,8 +19,13 @@ type summary struct {
 	elapsed   time.Duration
 	failures  []reasonCount
 	cancelled bool
-	pace      pace
-	server    *serverReport // nil with -url
+	// skipped is how many requests the output recorded as done already (-resume).
+	skipped int
+	// output is the -output file ("" for none), records how many records this run appended to it.
+	output  string
+	records int
+	pace    pace
+	server  *serverReport // nil with -url
 }
 
 // pace is how the client was paced.
@@ -78,6 +83,12 @@ func (s *summary) lines() []string {
 		fmt.Sprintf("achieved rate:       %.1f req/s", s.rate()),
 		s.paceLine(),
 	}
+	if s.skipped > 0 {
+		out = append(out, fmt.Sprintf("skipped:             %d (done in an earlier run, as %s records)", s.skipped, s.output))
+	}
+	if s.output != "" {
+		out = append(out, fmt.Sprintf("results:             %d records appended to %s", s.records, s.output))
+	}
 	if len(s.failures) > 0 {
 		out = append(out, "failures:")
 		for _, f := range s.failures {
@@ -85,7 +96,11 @@ func (s *summary) lines() []string {
 		}
 	}
 	if s.cancelled {
-		out = append(out, "interrupted: requests that had not finished are counted as failed (cancelled)")
+		line := "interrupted: requests that had not finished are counted as failed (cancelled)"
+		if s.output != "" {
+			line += "; the same command with -resume sends them"
+		}
+		out = append(out, line)
 	}
 	if s.server != nil {
 		out = append(out, s.serverLines()...)
@@ -163,6 +178,9 @@ type jsonSummary struct {
 	ElapsedS           float64       `json:"elapsed_s"`
 	RateRPS            float64       `json:"rate_rps"`
 	Cancelled          bool          `json:"cancelled,omitempty"`
+	Skipped            int           `json:"skipped,omitempty"`
+	Output             string        `json:"output,omitempty"`
+	Records            *int          `json:"records,omitempty"`
 	FailureReasons     []reasonCount `json:"failure_reasons,omitempty"`
 	KnownRateRPS       float64       `json:"known_rate_rps,omitempty"`
 	KnownQuota         string        `json:"known_quota,omitempty"`
@@ -184,6 +202,10 @@ func (s *summary) writeJSON(w io.Writer) error {
 		Cancelled: s.cancelled, FailureReasons: s.failures, KnownRateRPS: s.pace.known, KnownQuota: s.pace.quotaString(),
 		KnownCounter: s.pace.counterString(),
 		PacedRateRPS: s.pace.paced, LearnedRateRPS: round(s.pace.learned, 2),
+		Skipped: s.skipped, Output: s.output,
+	}
+	if s.output != "" {
+		j.Records = &s.records
 	}
 	if r := s.server; r != nil {
 		phys := round(s.physicalLimit().Seconds(), 4)

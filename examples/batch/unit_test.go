@@ -17,42 +17,22 @@ import (
 )
 
 func TestCounter(t *testing.T) {
-	r429 := retry.Reason{Status: 429}
-	r503 := retry.Reason{Status: 503}
-	r502 := retry.Reason{Status: 502}
-	rErr := retry.Reason{Err: syscall.ECONNRESET}
-	type event struct {
-		retry   bool // else GaveUp
-		attempt int
-		reason  retry.Reason
-	}
-	tests := []struct {
-		name                   string
-		events                 []event
-		wantRetries, wantThrot int64
-	}{
-		{"one 429 retried", []event{{true, 1, r429}}, 1, 1},
-		{"429 then give up on 503", []event{{true, 1, r429}, {false, 2, r503}}, 1, 2},
-		{"ctx ended while waiting: the attempt is not counted twice", []event{{true, 1, r429}, {false, 1, r429}}, 1, 1},
-		{"502 and errors are retries, not throttling", []event{{true, 1, r502}, {true, 2, rErr}, {false, 3, r502}}, 2, 0},
-		{"given up at once", []event{{false, 1, r429}}, 0, 1},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			c := &counter{}
-			req, err := http.NewRequestWithContext(withTrack(context.Background()), "GET", "http://x/", nil)
-			require.NoError(t, err)
-			for _, e := range tt.events {
-				if e.retry {
-					c.Retry(req, e.attempt, e.reason, time.Second)
-				} else {
-					c.GaveUp(req, e.attempt, e.reason, retry.ErrAttemptsExhausted)
-				}
-			}
-			assert.Equal(t, tt.wantRetries, c.retries.Load())
-			assert.Equal(t, tt.wantThrot, c.throttled.Load())
-		})
-	}
+	c := &counter{}
+	ctx := withTrack(context.Background())
+	req, err := http.NewRequestWithContext(ctx, "GET", "http://x/", nil)
+	require.NoError(t, err)
+	c.Attempt(req, 1)
+	c.Retry(req, 1, retry.Reason{Status: 429}, time.Second)
+	c.Attempt(req.Clone(ctx), 2)
+	c.Retry(req, 2, retry.Reason{Err: syscall.ECONNRESET}, time.Second)
+	c.Attempt(req.Clone(ctx), 3)
+	c.GaveUp(req, 3, retry.Reason{Status: 503}, retry.ErrAttemptsExhausted)
+	assert.Equal(t, int64(2), c.retries.Load())
+	assert.Equal(t, int64(3), trackOf(ctx).attempts.Load(), "the clones share the track")
+
+	bare, err := http.NewRequest("GET", "http://x/", nil)
+	require.NoError(t, err)
+	c.Attempt(bare, 1) // no track: nothing to note, no panic
 }
 
 func TestTally(t *testing.T) {
