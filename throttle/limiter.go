@@ -75,6 +75,17 @@ type LatenessLearner interface {
 	ObserveLateness(late time.Duration)
 }
 
+// HeldReservation is a Reservation that can tell why it waits: Held reports whether its time is
+// set by a hold or a window the server's limit asked for (a quota it said is spent, a window of
+// sends at its limit), not by the pace and the requests in line ahead of it. The Throttle bounds a
+// held reservation's wait by its max wait, as it bounds a Retry-After pause: an interactive client
+// fails such a request at once with ErrWaitTooLong rather than waiting out an hour's window.
+// Held must be safe for concurrent use.
+type HeldReservation interface {
+	Reservation
+	Held() bool
+}
+
 // AttemptLearner is a Learner that also wants to know when each attempt left, to measure the
 // round trip and to tell which requests the server had seen when it answered. When the key's
 // Limiter implements it, the Transport reads the clock just before passing the attempt on and calls

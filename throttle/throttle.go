@@ -280,7 +280,7 @@ func (t *Throttle) waitBlocked(ctx context.Context, p *partition, maxWait time.D
 				r.Cancel(now)
 				continue
 			}
-			paused, late, err := await(ctx, r, pause, t.paceMaxWait(p, maxWait))
+			paused, late, err := await(ctx, r, pause, func() time.Duration { return t.paceMaxWait(p, r, maxWait) })
 			if err != nil {
 				if e, ok := err.(*WaitTooLongError); ok {
 					e.Key = p.key
@@ -302,17 +302,21 @@ func (t *Throttle) waitBlocked(ctx context.Context, p *partition, maxWait time.D
 
 // paceMaxWait is the longest wait for p's limiter that is accepted: WithMaxWait's maximum when the
 // limiter learns its pace from the server (a Learner with a Rate) and that pace alone is slower than
-// one request per maximum, else no bound (a known pace, or a wait that is long only because many
-// requests are in line, is waited out).
-func (t *Throttle) paceMaxWait(p *partition, maxWait time.Duration) time.Duration {
+// one request per maximum, or when the reservation waits for a hold or a window the server's limit
+// asked for (a HeldReservation), else no bound (a known pace, or a wait that is long only because
+// many requests are in line, is waited out).
+func (t *Throttle) paceMaxWait(p *partition, r Reservation, maxWait time.Duration) time.Duration {
 	if maxWait <= 0 || p.learner == nil {
 		return 0
 	}
-	r, ok := p.lim.(interface{ Rate() float64 })
+	if h, ok := r.(HeldReservation); ok && h.Held() {
+		return maxWait
+	}
+	rl, ok := p.lim.(interface{ Rate() float64 })
 	if !ok {
 		return 0
 	}
-	if rate := r.Rate(); rate > 0 && float64(maxWait) < float64(time.Second)/rate {
+	if rate := rl.Rate(); rate > 0 && float64(maxWait) < float64(time.Second)/rate {
 		return maxWait
 	}
 	return 0

@@ -104,20 +104,17 @@ func (t *Throttle) observe(p *partition, sent time.Time, resp *http.Response, er
 	var now time.Time
 	if resp != nil {
 		var d time.Duration
-		switch _, has := resp.Header[ratelimitheader.HeaderRetryAfter]; {
-		case resp.StatusCode >= 400:
+		if resp.StatusCode >= 400 {
 			// A refusal is read as its API means it (package dialects): a throttle that says
 			// when to come back (Retry-After, retry-after-ms, GitHub's reset of a used-up
 			// quota) pauses the key, and so does a Retry-After on any other refusal (a 503).
+			// A Retry-After on a success is no refusal: a 202's says when to poll its
+			// operation, and pauses nothing.
+			_, has := resp.Header[ratelimitheader.HeaderRetryAfter]
 			now = time.Now()
 			if r := dialects.Read(resp, now); r.HasRetryAfter && (r.Throttled || has) {
 				d = r.RetryAfter
 			}
-		case has:
-			// Look the header up directly first: most responses have none, and then no clock
-			// is read.
-			now = time.Now()
-			d, _ = ratelimitheader.RetryAfter(resp.Header, now)
 		}
 		if d > 0 && t.hasMaxPause {
 			d = min(d, t.maxPause)

@@ -125,6 +125,24 @@ func TestTransportIgnoresUselessRetryAfter(t *testing.T) {
 	}
 }
 
+// TestTransportRetryAfterOnSuccessPausesNothing: a Retry-After on a success (a 202's hint of when
+// to poll a long-running operation, a 301's) is no refusal: the key is not paused.
+func TestTransportRetryAfterOnSuccessPausesNothing(t *testing.T) {
+	for _, status := range []int{http.StatusOK, http.StatusAccepted, http.StatusMovedPermanently} {
+		t.Run(http.StatusText(status), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				base := roundTripFunc(func(*http.Request) (*http.Response, error) {
+					return response(status, http.Header{"Retry-After": {"30"}}), nil
+				})
+				th := newThrottle(t)
+				_, err := NewTransport(base, th).RoundTrip(newRequest(t, context.Background(), "http://a.test/"))
+				require.NoError(t, err)
+				assert.True(t, th.PausedUntil("a.test").IsZero())
+			})
+		})
+	}
+}
+
 // learningLimiter is a Limiter that records what it observes.
 type learningLimiter struct {
 	Limiter

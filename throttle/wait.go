@@ -28,7 +28,7 @@ func Wait(ctx context.Context, l Limiter) error {
 	if err != nil || r.Delay(now) == 0 {
 		return err
 	}
-	_, late, err := await(ctx, r, nil, 0)
+	_, late, err := await(ctx, r, nil, nil)
 	if err == nil {
 		observeLateness(l, late)
 	}
@@ -44,10 +44,12 @@ func observeLateness(l Limiter, late time.Duration) {
 }
 
 // await waits until r is due. When pause fires first, it gives r back and reports paused. A
-// positive maxWait refuses a wait longer than it with *WaitTooLongError (Key unset). On any error r
+// positive maxWait() refuses a wait longer than it with *WaitTooLongError (Key unset); it is asked
+// again whenever the reservation moves (a limiter that learns can start holding meanwhile). A nil
+// maxWait bounds nothing. On any error r
 // has been given back. late is how long after the reservation's time the waiter woke, when it slept
 // on a timer until then, and -1 when it did not sleep (due at once, or woken by a move).
-func await(ctx context.Context, r Reservation, pause <-chan struct{}, maxWait time.Duration) (paused bool, late time.Duration, err error) {
+func await(ctx context.Context, r Reservation, pause <-chan struct{}, maxWait func() time.Duration) (paused bool, late time.Duration, err error) {
 	late = -1
 	var target time.Time
 	var timer *time.Timer
@@ -70,9 +72,11 @@ func await(ctx context.Context, r Reservation, pause <-chan struct{}, maxWait ti
 			r.Cancel(now)
 			return false, -1, &WouldExceedDeadlineError{Wait: d}
 		}
-		if maxWait > 0 && d > maxWait {
-			r.Cancel(now)
-			return false, -1, &WaitTooLongError{Wait: d, Max: maxWait}
+		if maxWait != nil {
+			if m := maxWait(); m > 0 && d > m {
+				r.Cancel(now)
+				return false, -1, &WaitTooLongError{Wait: d, Max: m}
+			}
 		}
 		target = now.Add(d)
 		if timer == nil {

@@ -81,6 +81,9 @@ type Reservation struct {
 	prev, next *Reservation
 	inList     bool
 	changed    chan struct{}
+	// held is set when the slot lies where a hold or the window put it, beyond where the pace
+	// and the requests ahead would (see Held).
+	held bool
 }
 
 // Interval returns the spacing per unit of lane, in nanoseconds (0: unpaced).
@@ -198,11 +201,20 @@ func (p *Pacer) place(r *Reservation, t int64) {
 		from = r.prev.after
 	}
 	s, after := p.slotFor(t, r.cost, from)
+	paced := t
+	for l := range numLanes {
+		if p.interval[l] > 0 {
+			paced = max(paced, from[l])
+		}
+	}
+	held := p.hold > paced
 	if p.winLimit > 0 {
 		if back, ok := p.windowBack(r); ok && back > s {
 			s, after = p.slotFor(back, r.cost, from)
+			held = true
 		}
 	}
+	r.held = held
 	if p.maxInFlight > 0 && p.inFlight+p.indexOf(r) >= p.maxInFlight {
 		s = max(s, addSat(t, p.capWait))
 	}
@@ -397,6 +409,16 @@ func (r *Reservation) Delay(now time.Time) time.Duration {
 		return 0
 	}
 	return time.Duration(max(0, r.slot-t))
+}
+
+// Held reports whether the reservation waits for a hold or the window (a quota the server said is
+// spent, a window of sends at its limit), beyond where the pace and the requests ahead of it would
+// put it (throttle.HeldReservation).
+func (r *Reservation) Held() bool {
+	p := r.p
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return r.inList && r.held
 }
 
 // Changed returns a channel closed when the reservation's slot moves; nil once it is due or

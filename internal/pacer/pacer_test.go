@@ -96,3 +96,41 @@ func TestPacerUnitsLane(t *testing.T) {
 		t.Fatalf("request behind a cost of 50: %v, want slot 500", r)
 	}
 }
+
+// TestHeld: a reservation placed by a hold or by a full window is held; one placed by the pace
+// behind the requests ahead is not.
+func TestHeld(t *testing.T) {
+	var mu sync.Mutex
+	p := New(&mu, func(now time.Time) int64 { return now.UnixNano() }, nil)
+	at := func(ns int64) time.Time { return time.Unix(0, ns) }
+	mu.Lock()
+	p.SetInterval(0, LaneRequests, 10)
+	mu.Unlock()
+	if r := p.Reserve(0, 1); r != nil {
+		t.Fatal("the first request waited")
+	}
+	r := p.Reserve(0, 1)
+	if r == nil || r.Held() {
+		t.Fatalf("a request behind the pace: %v held", r)
+	}
+	r.Cancel(at(0))
+	mu.Lock()
+	p.SetHold(0, 1000)
+	mu.Unlock()
+	if r := p.Reserve(0, 1); r == nil || !r.Held() || r.Delay(at(0)) != 1000 {
+		t.Fatal("a request behind a hold is not held")
+	}
+
+	q := New(&mu, func(now time.Time) int64 { return now.UnixNano() }, nil)
+	mu.Lock()
+	q.SetWindow(0, 2, 500, 0, nil)
+	mu.Unlock()
+	for range 2 {
+		if r := q.Reserve(0, 1); r != nil {
+			t.Fatal("a request within the window waited")
+		}
+	}
+	if r := q.Reserve(0, 1); r == nil || !r.Held() || r.Delay(at(0)) != 500 {
+		t.Fatal("a request beyond a full window is not held")
+	}
+}

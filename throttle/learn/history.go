@@ -6,6 +6,7 @@ package learn
 type sendLog struct {
 	slots  [sendLogSize]int64
 	credit [sendLogSize]int64 // the credit the headers gave each send when it left (see declaredStrategy)
+	upper  [sendLogSize]int64 // the most the headers can have left for it (no jitter margin)
 	n      int64              // sends recorded in all
 }
 
@@ -13,20 +14,22 @@ type sendLog struct {
 // many, which only makes the learner more careful.
 const sendLogSize = 1024
 
-func (s *sendLog) add(slot, credit int64) {
+func (s *sendLog) add(slot, credit, upper int64) {
 	s.slots[s.n%sendLogSize] = slot
 	s.credit[s.n%sendLogSize] = credit
+	s.upper[s.n%sendLogSize] = upper
 	s.n++
 }
 
-// creditOf returns the credit recorded for the latest send at or before t, if it is still in
-// the ring. Of sends at the same instant it takes the last, whose credit is the smallest.
-func (s *sendLog) creditOf(t int64) (int64, bool) {
+// creditOf returns the credit and its upper bound recorded for the latest send at or before t, if
+// it is still in the ring. Of sends at the same instant it takes the last, whose credit is the
+// smallest.
+func (s *sendLog) creditOf(t int64) (credit, upper int64, ok bool) {
 	i := s.n - s.after(t) - 1
 	if i < 0 || i < s.n-sendLogSize {
-		return 0, false
+		return 0, 0, false
 	}
-	return s.credit[i%sendLogSize], true
+	return s.credit[i%sendLogSize], s.upper[i%sendLogSize], true
 }
 
 // latest returns the send times of the latest k sends that the ring holds, oldest first.

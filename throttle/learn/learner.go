@@ -68,7 +68,7 @@ func New(opts ...Option) (*Learner, error) {
 	d := &declaredStrategy{}
 	cyc := &cyclesStrategy{}
 	l.p = pacer.New(&l.mu, l.clock, func(slot, _ int64) {
-		l.m.sends.add(slot, d.current(&l.m))
+		l.m.sends.add(slot, d.current(&l.m), d.currentUpper(&l.m))
 		cyc.sent(slot)
 	})
 	l.strats = []strategy{

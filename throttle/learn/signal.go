@@ -52,7 +52,10 @@ func readSignal(sent, answered int64, now time.Time, resp *http.Response, err er
 		r = dialects.Read(resp, now)
 	}
 	s.Throttled = s.Throttled || r.Throttled
-	s.RetryAfter, s.HasRetry = int64(r.RetryAfter), r.HasRetryAfter
+	if resp.StatusCode >= 400 {
+		// A Retry-After on a success (a 202's polling hint) asks for no pause.
+		s.RetryAfter, s.HasRetry = int64(r.RetryAfter), r.HasRetryAfter
+	}
 	if q, ok := r.QuotaOf(dialects.UnitRequests); ok {
 		s.Limit, s.Window = q.Limit, int64(q.Window)
 		s.Remaining, s.HasRemaining = max(q.Remaining, 0), q.HasRemaining

@@ -15,7 +15,11 @@ import (
 //	          unknown kind, the first request at the pace is the experiment that tells it)
 //	holding   credit spent, quota comes back whole: nothing until the reset
 type declaredStrategy struct {
-	credit     int64 // what the newest answer left, less the sends counted since (at sendsAt)
+	credit int64 // what the newest answer left, less the sends counted since (at sendsAt)
+	// upper is credit without the jitter margin: the most the server can have had left. The
+	// credit is spent (it must not overdraw); the upper bound judges the kind experiment (a
+	// request admitted with no quota left for it by any count).
+	upper      int64
 	sendsAt    int64 // m.sends.n when credit was set
 	creditTime int64 // answer time of the response that set it
 	newestSent int64 // send time of the request whose answer set it
@@ -49,11 +53,19 @@ func (d *declaredStrategy) current(m *model) int64 {
 	return d.credit - (m.sends.n - d.sendsAt)
 }
 
-// creditAtSend is the credit the request sent at sent had when it left (recorded with the send):
-// positive when the headers said there was quota for it.
-func (d *declaredStrategy) creditAtSend(sent int64, m *model) (int64, bool) {
+// currentUpper is the upper bound on the credit left now (see upper).
+func (d *declaredStrategy) currentUpper(m *model) int64 {
 	if !d.hasCredit {
-		return 0, false
+		return 0
+	}
+	return d.upper - (m.sends.n - d.sendsAt)
+}
+
+// creditAtSend is the credit the request sent at sent had when it left, and its upper bound
+// (recorded with the send): positive when the headers said there was quota for it.
+func (d *declaredStrategy) creditAtSend(sent int64, m *model) (credit, upper int64, ok bool) {
+	if !d.hasCredit {
+		return 0, 0, false
 	}
 	return m.sends.creditOf(sent)
 }
@@ -89,7 +101,7 @@ func (d *declaredStrategy) observe(t int64, s *Signal, m *model) string {
 
 	// Evidence against the headers: a throttle for a request the headers had quota for, or a
 	// throttle that itself says quota remains.
-	c, known := d.creditAtSend(s.Sent, m)
+	c, up, known := d.creditAtSend(s.Sent, m)
 	if debugDeclared != nil {
 		debugDeclared(fmt.Sprintf("answer sent=%v at=%v thr=%v R=%d c@send=%d known=%v credit=%d unseen=%d inflight=%d",
 			durationOf(s.Sent), durationOf(s.Answered), s.Throttled, s.Remaining, c, known, d.current(m), m.sends.unseen(s.Sent), m.inFlight))
@@ -106,7 +118,7 @@ func (d *declaredStrategy) observe(t int64, s *Signal, m *model) string {
 				return join(ev, fmt.Sprintf("declared %d/%v -> distrusted (%d throttles with quota said to remain)",
 					m.limit, durationOf(m.window), m.contradictions))
 			}
-		} else if known && c <= 0 {
+		} else if known && up <= 0 {
 			// The experiment on an exhausted quota: a throttle says it comes back whole, or, for
 			// a refilling one paced at the declared rate, that it sustains only limit-1 per window.
 			switch {
@@ -123,7 +135,7 @@ func (d *declaredStrategy) observe(t int64, s *Signal, m *model) string {
 				ev = join(ev, "kind -> counter (throttled at the declared pace while refilling)")
 			}
 		}
-	} else if known && c <= 0 {
+	} else if known && up <= 0 {
 		switch {
 		case m.kind == KindUnknown:
 			m.kind = KindRefilling
@@ -151,9 +163,12 @@ func (d *declaredStrategy) observe(t int64, s *Signal, m *model) string {
 		// Requests that left up to a jitter margin before this one may have arrived after it,
 		// unseen too: counting them keeps a reordering on the way from drawing a throttle.
 		c := s.Remaining - m.sends.unseen(s.Sent-m.rtt.margin(m.tun.JitterMargin))
+		up := s.Remaining - m.sends.after(s.Sent) // those in the same instant may have been seen
 		if s.Sent <= d.newestSent && d.hasCredit {
 			c = min(c, d.current(m))
+			up = min(up, d.currentUpper(m))
 		}
+		d.upper = up
 		d.newestSent = max(d.newestSent, s.Sent)
 		d.credit = c
 		d.sendsAt, d.creditTime, d.hasCredit = m.sends.n, s.Answered, true
@@ -207,18 +222,22 @@ func (d *declaredStrategy) plan(t int64, m *model) plan {
 }
 
 // reserve is what a refilling quota keeps back from the credit: the requests the declared rate
-// admits within the jitter margin, and at least one. Paced sends leave their slots late by the
-// sender's scheduling and arrive late by the network's jitter, so two can reach the server closer
-// than the spacing; a bucket kept that many requests from empty absorbs them, one spent to the last
-// request throttles the first pair that bunches (and a throttle costs its Retry-After, a second at
-// least where it is written in whole seconds). Headroom refills the reserve; spending it at once
-// would undo what the headroom is for. A whole quota keeps none: it comes back at its reset.
+// admits within the jitter margin, rounded up, once the margin passes what the headroom absorbs.
+// Paced sends leave their slots late by the sender's scheduling and arrive late by the network's
+// jitter, so two can reach the server closer than the spacing. The headroom keeps Headroom of each
+// spacing: a lateness under that is absorbed by it alone. A larger one needs requests left in the
+// bucket, one per spacing the margin spans; a bucket spent to its last request throttles the first
+// pair that bunches (and a throttle costs its Retry-After, a second at least where it is written
+// in whole seconds). At 200/s (5 ms spacing, 25 µs of headroom) any measurable jitter keeps one
+// back; at one an hour (18 s of headroom) none is kept, and a burst of two is spent whole. A whole
+// quota keeps none: it comes back at its reset.
 func (d *declaredStrategy) reserve(m *model) int64 {
 	iv := m.declaredInterval()
-	if iv <= 0 {
-		return 1
+	margin := m.rtt.margin(m.tun.JitterMargin)
+	if iv <= 0 || float64(margin) <= m.tun.Headroom*float64(iv) {
+		return 0
 	}
-	return 1 + m.rtt.margin(m.tun.JitterMargin)/iv
+	return (margin + iv - 1) / iv
 }
 
 // maxWindowLimit bounds the client-side window's memory (one slot per request in it): a declared
