@@ -19,6 +19,9 @@ type Counters struct {
 	Blocked int64 `json:"blocked,omitempty"`
 	// Evictions counts the rule's key states evicted from the store (rules only).
 	Evictions int64 `json:"evictions"`
+	// Overflowed counts the rule's decisions on keys the store could not track, made on the
+	// rule's shared overflow state (rules only; see StoreStats.Overflowed).
+	Overflowed int64 `json:"overflowed,omitempty"`
 }
 
 // Stats is a snapshot of a limiter's counters. Its JSON form is what /-/stats serves.
@@ -127,7 +130,13 @@ func (t *statsTable) snapshot(store StoreStats) Stats {
 			s.Keys[rule] = out
 		}
 	}
+	for name, n := range store.RuleOverflowed {
+		c := s.Rules[name]
+		c.Overflowed = n
+		s.Rules[name] = c
+	}
 	s.Store.RuleEvictions = maps.Clone(store.RuleEvictions)
+	s.Store.RuleOverflowed = maps.Clone(store.RuleOverflowed)
 	return s
 }
 
