@@ -32,6 +32,8 @@ type compiledRule struct {
 	key   *keyDeriver
 	base  *algSet
 	tiers map[string]*algSet
+	// counters are the rule's counters in the limiter's stats (set when the rule is installed).
+	counters *ruleCounters
 }
 
 type fieldErr struct {
@@ -117,6 +119,23 @@ func (c *compiledRule) quota(key string, parts []string) *algSet {
 		return t
 	}
 	for _, p := range parts {
+		if t, ok := c.tiers[p]; ok {
+			return t
+		}
+	}
+	return c.base
+}
+
+// quotaOfKey is quota for a key given whole: its tier by whole key, else by each "+"-separated
+// part, else the rule's.
+func (c *compiledRule) quotaOfKey(key string) *algSet {
+	if len(c.tiers) == 0 {
+		return c.base
+	}
+	if t, ok := c.tiers[key]; ok {
+		return t
+	}
+	for p := range strings.SplitSeq(key, "+") {
 		if t, ok := c.tiers[p]; ok {
 			return t
 		}

@@ -216,6 +216,9 @@ func (s *MemoryStore) AppendApply(ctx context.Context, dst []StoreDecision, now 
 	if len(checks) == 0 {
 		return dst, nil
 	}
+	if len(checks) == 1 {
+		return append(dst, s.applyOne(s.scope(&checks[0]), &checks[0], now)), nil
+	}
 	// Small requests (the common case: a few rules) keep their bookkeeping on the stack.
 	var (
 		idxBuf, orderBuf [8]int
@@ -296,6 +299,41 @@ func (s *MemoryStore) AppendApply(ctx context.Context, dst []StoreDecision, now 
 		s.shards[order[j]].mu.Unlock()
 	}
 	return dst, nil
+}
+
+// applyOne decides the valid check c, whose scope is sc, alone.
+func (s *MemoryStore) applyOne(sc *memScope, c *StoreCheck, now time.Time) StoreDecision {
+	sh := &s.shards[s.shardOf(sc, c.Key)]
+	sh.mu.Lock()
+	e := s.entry(sh, sc, c.Key, now)
+	var st *algorithm.State
+	if e != nil {
+		st = &e.state
+	} else {
+		s.overflowMu.Lock()
+		st = &sc.overflow
+		sc.overflowed.Add(1)
+		s.overflowed.Add(1)
+	}
+	d := c.Algorithm.Decide(st, now, c.N)
+	if d.Allowed && c.MaxDelay > 0 && d.Delay > c.MaxDelay {
+		d = algorithm.Decision{Limit: d.Limit, ResetAfter: d.ResetAfter, RetryAfter: d.Delay - c.MaxDelay}
+	}
+	out := StoreDecision{Decision: d, Published: d}
+	if c.Publish != nil {
+		out.Published = c.Publish.Decide(st, now, c.N)
+	}
+	if d.Allowed {
+		c.Algorithm.Commit(st, now, c.N)
+		out.Committed = true
+	}
+	if e != nil {
+		e.pinned = false
+	} else {
+		s.overflowMu.Unlock()
+	}
+	sh.mu.Unlock()
+	return out
 }
 
 // entry returns the pinned entry for (sc, key), creating it when the shard has room or an idle
