@@ -142,3 +142,22 @@ func (c *compiledRule) quotaOfKey(key string) *algSet {
 	}
 	return c.base
 }
+
+// quotaOfParts is quota for a key given as bytes whose parts end at ends (see
+// keyDeriver.appendKey); it allocates nothing.
+func (c *compiledRule) quotaOfParts(key []byte, ends []int) *algSet {
+	if len(c.tiers) == 0 {
+		return c.base
+	}
+	if t, ok := c.tiers[string(key)]; ok {
+		return t
+	}
+	start := 0
+	for _, end := range ends {
+		if t, ok := c.tiers[string(key[start:end])]; ok {
+			return t
+		}
+		start = end + 1
+	}
+	return c.base
+}

@@ -164,9 +164,25 @@ func (d *keyDeriver) derive(r *http.Request, ips *ipResolver, wantParts bool) (s
 	var (
 		buf    [128]byte
 		endBuf [4]int
-		b      = buf[:0]
-		ends   = endBuf[:0] // where each part ends in b
 	)
+	b, ends := d.appendKey(buf[:0], endBuf[:0], r, ips)
+	key := string(b)
+	if !wantParts {
+		return key, nil
+	}
+	parts := make([]string, len(ends))
+	start := 0
+	for i, end := range ends {
+		parts[i] = key[start:end]
+		start = end + 1
+	}
+	return key, parts
+}
+
+// appendKey appends the request's key to dst, and to ends where each of its parts ends in dst.
+// The deriver must have parts (not be global nor a key func).
+func (d *keyDeriver) appendKey(dst []byte, ends []int, r *http.Request, ips *ipResolver) ([]byte, []int) {
+	b := dst
 	for i, p := range d.parts {
 		if i > 0 {
 			b = append(b, '+')
@@ -198,17 +214,7 @@ func (d *keyDeriver) derive(r *http.Request, ips *ipResolver, wantParts bool) (s
 		}
 		ends = append(ends, len(b))
 	}
-	key := string(b)
-	if !wantParts {
-		return key, nil
-	}
-	parts := make([]string, len(ends))
-	start := 0
-	for i, end := range ends {
-		parts[i] = key[start:end]
-		start = end + 1
-	}
-	return key, parts
+	return b, ends
 }
 
 // appendShortened appends v to dst when it is short, and otherwise a prefix of v and its 64-bit

@@ -113,6 +113,11 @@ func (l *Limiter) decide(r *http.Request, now time.Time) (Result, error) {
 		return Result{}, err
 	}
 	rules := *l.rules.Load()
+	if l.mem != nil {
+		if c, ok := onlyMatch(rules, r); ok && c != nil && !c.key.global && c.key.fn == nil {
+			return l.decideOne(ctx, r, now, c)
+		}
+	}
 	// A request matches a few rules: their bookkeeping stays on the stack.
 	var (
 		quotaBuf [4]*algSet
@@ -166,6 +171,55 @@ func (l *Limiter) decide(r *http.Request, now time.Time) (Result, error) {
 	for i, c := range matched {
 		l.stats.record(c.counters, res.Allowed, &res.Rules[i])
 	}
+	return res, nil
+}
+
+// onlyMatch returns the one rule r matches; ok is false when r matches more than one.
+func onlyMatch(rules []*compiledRule, r *http.Request) (only *compiledRule, ok bool) {
+	for _, c := range rules {
+		if c.matches(r) {
+			if only != nil {
+				return nil, false
+			}
+			only = c
+		}
+	}
+	return only, true
+}
+
+// decideOne is decide for a request that matches rule c alone, on the memory store: the key is
+// built on the stack and the store hands back its own copy, so that a known key costs no
+// allocation.
+func (l *Limiter) decideOne(ctx context.Context, r *http.Request, now time.Time, c *compiledRule) (Result, error) {
+	var (
+		buf    [128]byte
+		endBuf [4]int
+	)
+	key, ends := c.key.appendKey(buf[:0], endBuf[:0], r, &l.cfg.ips)
+	q := c.quotaOfParts(key, ends)
+	load := inFlightOnce{l: l}
+	check, err := c.check(ctx, now, q, "", &load)
+	if err != nil {
+		return Result{}, err
+	}
+	sd, err := l.mem.applyKeyBytes(ctx, now, &check, key)
+	if err != nil {
+		return Result{}, err
+	}
+	res := Result{Allowed: true, Rules: make([]RuleResult, 1)}
+	rr := &res.Rules[0]
+	*rr = c.result(q, &check, &sd)
+	if !rr.Allowed {
+		if rr.Shadowed {
+			res.Shadowed = true
+		} else {
+			res.Allowed = false
+			res.RetryAfter = rr.RetryAfter
+		}
+	} else {
+		res.Delay = rr.Delay
+	}
+	l.stats.record(c.counters, res.Allowed, rr)
 	return res, nil
 }
 

@@ -54,6 +54,8 @@ type MemoryStore struct {
 	shards   []memShard
 	shift    uint // 64 - log2(len(shards)): a hash's top bits pick its shard
 	perShard int
+	// hashBits masks every key hash: all ones, except in tests that force hash collisions.
+	hashBits uint64
 
 	// scopes interns state namespaces. It grows only with distinct rule identities (SetRules),
 	// not with keys; it is replaced, never modified, under scopesMu.
@@ -94,15 +96,21 @@ type memKey struct {
 
 // memEntry is one tracked state.
 type memEntry struct {
-	id     memKey
-	state  algorithm.State
-	slot   int  // index in the shard's slots
-	pinned bool // used by the Apply in progress: not to be evicted by it
+	id    memKey
+	hash  uint64    // keyHash(id)
+	same  *memEntry // the next entry whose hash is equal (a collision chain, almost always nil)
+	state algorithm.State
+	slot  int // index in the shard's slots
+	// pinned marks the entries of the Apply in progress: it does not evict them.
+	pinned bool
 }
 
 type memShard struct {
 	mu sync.Mutex
-	m  map[memKey]*memEntry
+	// m indexes the entries by keyHash; entries of equal hash are chained through same. A
+	// uint64 key is hashed by the map at the cost of a multiply, where a (scope, key) pair would
+	// have its string hashed a second time.
+	m map[uint64]*memEntry
 	// slots holds every entry, for the sweep that looks for idle states; hand is where the next
 	// sweep starts.
 	slots []*memEntry
@@ -133,9 +141,10 @@ func newMemoryStore(maxKeys, maxShards int) (*MemoryStore, error) {
 		shards:   make([]memShard, n),
 		shift:    uint(64 - bits.TrailingZeros(uint(n))),
 		perShard: maxKeys / n,
+		hashBits: ^uint64(0),
 	}
 	for i := range s.shards {
-		s.shards[i].m = map[memKey]*memEntry{}
+		s.shards[i].m = map[uint64]*memEntry{}
 	}
 	s.scopes.Store(&scopeTable{})
 	return s, nil
@@ -185,13 +194,16 @@ func (s *MemoryStore) addScope(c *StoreCheck) *memScope {
 	return sc
 }
 
-// shardOf returns the shard of key in scope sc.
-func (s *MemoryStore) shardOf(sc *memScope, key string) int {
+// keyHash returns the hash of a key in scope sc from the key's maphash h; its top bits pick the
+// key's shard.
+func (s *MemoryStore) keyHash(sc *memScope, h uint64) uint64 {
 	// A multiplicative mix of the key's hash and the scope's spreads (scope, key) pairs over the
 	// shards by the product's top bits.
-	h := (maphash.String(s.seed, key) ^ sc.hash) * 0x9e3779b97f4a7c15
-	return int(h >> s.shift)
+	return (h ^ sc.hash) * 0x9e3779b97f4a7c15 & s.hashBits
 }
+
+// shardOf returns the shard of a key of hash h.
+func (s *MemoryStore) shardOf(h uint64) *memShard { return &s.shards[h>>s.shift] }
 
 // Apply implements [Store].
 func (s *MemoryStore) Apply(ctx context.Context, now time.Time, checks []StoreCheck) ([]StoreDecision, error) {
@@ -217,15 +229,19 @@ func (s *MemoryStore) AppendApply(ctx context.Context, dst []StoreDecision, now 
 		return dst, nil
 	}
 	if len(checks) == 1 {
-		return append(dst, s.applyOne(s.scope(&checks[0]), &checks[0], now)), nil
+		sc := s.scope(&checks[0])
+		d, _ := applyOne(s, sc, s.keyHash(sc, maphash.String(s.seed, checks[0].Key)), checks[0].Key, &checks[0], now)
+		return append(dst, d), nil
 	}
 	// Small requests (the common case: a few rules) keep their bookkeeping on the stack.
 	var (
 		idxBuf, orderBuf [8]int
+		hashBuf          [8]uint64
 		scopeBuf         [8]*memScope
 		stateBuf         [8]*algorithm.State
 		entryBuf         [8]*memEntry
 		shardIdx         = idxBuf[:0]
+		hashes           = hashBuf[:0]
 		order            = orderBuf[:0]
 		scopes           = scopeBuf[:0]
 		states           = stateBuf[:0]
@@ -234,7 +250,9 @@ func (s *MemoryStore) AppendApply(ctx context.Context, dst []StoreDecision, now 
 	for i := range checks {
 		sc := s.scope(&checks[i])
 		scopes = append(scopes, sc)
-		shardIdx = append(shardIdx, s.shardOf(sc, checks[i].Key))
+		h := s.keyHash(sc, maphash.String(s.seed, checks[i].Key))
+		hashes = append(hashes, h)
+		shardIdx = append(shardIdx, int(h>>s.shift))
 	}
 	order = append(order, shardIdx...)
 	if len(order) > 1 {
@@ -246,7 +264,7 @@ func (s *MemoryStore) AppendApply(ctx context.Context, dst []StoreDecision, now 
 	}
 	overflow := false
 	for i := range checks {
-		e := s.entry(&s.shards[shardIdx[i]], scopes[i], checks[i].Key, now)
+		e := entry(s, &s.shards[shardIdx[i]], scopes[i], hashes[i], checks[i].Key, now)
 		entries = append(entries, e)
 		if e != nil {
 			states = append(states, &e.state)
@@ -301,15 +319,39 @@ func (s *MemoryStore) AppendApply(ctx context.Context, dst []StoreDecision, now 
 	return dst, nil
 }
 
-// applyOne decides the valid check c, whose scope is sc, alone.
-func (s *MemoryStore) applyOne(sc *memScope, c *StoreCheck, now time.Time) StoreDecision {
-	sh := &s.shards[s.shardOf(sc, c.Key)]
+// applyKeyBytes is Apply of the one check c for the key given as bytes (c.Key is ignored): it
+// sets c.Key to the store's copy of the key, allocated only when the key is new.
+func (s *MemoryStore) applyKeyBytes(ctx context.Context, now time.Time, c *StoreCheck, key []byte) (StoreDecision, error) {
+	if s.closed.Load() {
+		return StoreDecision{}, ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return StoreDecision{}, err
+	}
+	if c.N < 1 || c.Algorithm == nil {
+		return StoreDecision{}, fmt.Errorf("%w: rule %q: N=%d, algorithm set: %t", ErrInvalidCheck, c.Rule, c.N, c.Algorithm != nil)
+	}
+	sc := s.scope(c)
+	d, k := applyOne(s, sc, s.keyHash(sc, maphash.Bytes(s.seed, key)), key, c, now)
+	c.Key = k
+	return d, nil
+}
+
+// applyOne decides the valid check c alone, for key of hash h (c.Key is not read) in scope sc. It returns
+// the decision and the key as a string the store holds (so a key given as bytes costs an
+// allocation only when it is new).
+func applyOne[K string | []byte](s *MemoryStore, sc *memScope, h uint64, key K, c *StoreCheck, now time.Time) (StoreDecision, string) {
+	sh := s.shardOf(h)
 	sh.mu.Lock()
-	e := s.entry(sh, sc, c.Key, now)
-	var st *algorithm.State
+	e := entry(s, sh, sc, h, key, now)
+	var (
+		st    *algorithm.State
+		their string
+	)
 	if e != nil {
-		st = &e.state
+		st, their = &e.state, e.id.key
 	} else {
+		their = string(key)
 		s.overflowMu.Lock()
 		st = &sc.overflow
 		sc.overflowed.Add(1)
@@ -333,37 +375,61 @@ func (s *MemoryStore) applyOne(sc *memScope, c *StoreCheck, now time.Time) Store
 		s.overflowMu.Unlock()
 	}
 	sh.mu.Unlock()
-	return out
+	return out, their
 }
 
-// entry returns the pinned entry for (sc, key), creating it when the shard has room or an idle
-// state to replace; it returns nil when the key cannot be tracked (the shard is full of busy or
-// pinned states). The shard must be locked.
-func (s *MemoryStore) entry(sh *memShard, sc *memScope, key string, now time.Time) *memEntry {
-	id := memKey{scope: sc, key: key}
-	if e, ok := sh.m[id]; ok {
-		e.pinned = true
-		return e
+// entry returns the pinned entry for key (of hash h) in scope sc, creating it when the shard has
+// room or an idle state to replace; it returns nil when the key cannot be tracked (the shard is
+// full of busy or pinned states). The shard must be locked.
+func entry[K string | []byte](s *MemoryStore, sh *memShard, sc *memScope, h uint64, key K, now time.Time) *memEntry {
+	head := sh.m[h]
+	for e := head; e != nil; e = e.same {
+		if e.id.scope == sc && e.id.key == string(key) {
+			e.pinned = true
+			return e
+		}
 	}
 	var e *memEntry
+	id := memKey{scope: sc, key: string(key)}
 	if len(sh.slots) < s.perShard {
-		e = &memEntry{id: id, slot: len(sh.slots)}
+		e = &memEntry{id: id, hash: h, slot: len(sh.slots)}
 		sh.slots = append(sh.slots, e)
 	} else {
 		victim := s.idleSlot(sh, now)
 		if victim == nil {
 			return nil
 		}
-		delete(sh.m, victim.id)
+		sh.unindex(victim)
+		if victim.hash == h {
+			head = sh.m[h]
+		}
 		s.evictions.Add(1)
 		victim.id.scope.evictions.Add(1)
 		// The victim's place and memory go to the new key.
-		*victim = memEntry{id: id, slot: victim.slot}
+		*victim = memEntry{id: id, hash: h, slot: victim.slot}
 		e = victim
 	}
-	sh.m[id] = e
+	e.same = head
+	sh.m[h] = e
 	e.pinned = true
 	return e
+}
+
+// unindex removes e from sh.m (not from sh.slots).
+func (sh *memShard) unindex(e *memEntry) {
+	p := sh.m[e.hash]
+	if p == e {
+		if e.same == nil {
+			delete(sh.m, e.hash)
+		} else {
+			sh.m[e.hash] = e.same
+		}
+		return
+	}
+	for p.same != e {
+		p = p.same
+	}
+	p.same = e.same
 }
 
 // idleSlot sweeps at most evictScan entries of the full shard sh from its hand on and returns the
@@ -396,7 +462,7 @@ func (s *MemoryStore) Stats() StoreStats {
 	for i := range s.shards {
 		sh := &s.shards[i]
 		sh.mu.Lock()
-		st.Keys += len(sh.m)
+		st.Keys += len(sh.slots)
 		sh.mu.Unlock()
 	}
 	for _, sc := range s.scopes.Load().list {

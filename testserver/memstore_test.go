@@ -232,3 +232,43 @@ func TestKeyFlood(t *testing.T) {
 	assert.Equal(t, st.Store.Keys+10, admitted, "each tracked key once, the overflow state its 10")
 	assert.Less(t, after, before+atCap-before+(atCap-before)/2, "memory keeps growing past the cap")
 }
+
+// TestMemoryStoreHashCollisions forces every key into one of four hashes, so that entries share
+// collision chains, and checks that each key still has its own state, through eviction too.
+func TestMemoryStoreHashCollisions(t *testing.T) {
+	ctx := context.Background()
+	s, err := newMemoryStore(50, 1)
+	require.NoError(t, err)
+	defer s.Close()
+	s.hashBits = 3
+	a := mustAlg(t, "fixed-window", 2, time.Minute)
+	t0 := time.Unix(1_700_000_000, 0).Truncate(time.Minute)
+	round := func(now time.Time, prefix string, keys int) {
+		t.Helper()
+		for i := range keys {
+			k := prefix + strconv.Itoa(i)
+			for n := range 3 {
+				d, err := s.Apply(ctx, now, []StoreCheck{check(a, "r", k)})
+				require.NoError(t, err)
+				require.Equal(t, n < 2, d[0].Decision.Allowed, "key %s, request %d", k, n+1)
+			}
+		}
+	}
+	round(t0, "a", 40)
+	assert.Equal(t, 40, s.Stats().Keys)
+	// A minute later every state is idle: 40 new keys take the 10 free places and replace 30 idle
+	// states, unlinking them from their chains.
+	round(t0.Add(time.Minute), "b", 40)
+	st := s.Stats()
+	assert.Equal(t, 50, st.Keys)
+	assert.Equal(t, int64(30), st.Evictions)
+	assert.Zero(t, st.Overflowed)
+	total := 0
+	for _, e := range s.shards[0].m {
+		for ; e != nil; e = e.same {
+			total++
+			assert.LessOrEqual(t, e.hash, uint64(3))
+		}
+	}
+	assert.Equal(t, 50, total, "every tracked entry is reachable through the index, once")
+}
