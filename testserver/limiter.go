@@ -202,7 +202,7 @@ func (l *Limiter) decideOne(ctx context.Context, r *http.Request, now time.Time,
 	if err != nil {
 		return Result{}, err
 	}
-	sd, err := l.mem.applyKeyBytes(ctx, now, &check, key)
+	sd, err := applyKey(l.mem, ctx, now, &check, key)
 	if err != nil {
 		return Result{}, err
 	}
@@ -252,18 +252,23 @@ func (l *Limiter) DecideKey(ctx context.Context, rule, key string) (RuleResult, 
 	now := l.cfg.clock()
 	q := c.quotaOfKey(key)
 	load := inFlightOnce{l: l}
-	var checkBuf [1]StoreCheck
-	var decBuf [1]StoreDecision
 	check, err := c.check(ctx, now, q, key, &load)
 	if err != nil {
 		return RuleResult{}, err
 	}
-	checkBuf[0] = check
-	decisions, err := l.apply(ctx, now, checkBuf[:], decBuf[:0])
+	var sd StoreDecision
+	if l.mem != nil {
+		sd, err = applyKey(l.mem, ctx, now, &check, key)
+	} else {
+		var ds []StoreDecision
+		if ds, err = l.store.Apply(ctx, now, []StoreCheck{check}); err == nil {
+			sd = ds[0]
+		}
+	}
 	if err != nil {
 		return RuleResult{}, err
 	}
-	rr := c.result(q, &checkBuf[0], &decisions[0])
+	rr := c.result(q, &check, &sd)
 	l.stats.record(c.counters, rr.Allowed || rr.Shadowed, &rr)
 	return rr, nil
 }

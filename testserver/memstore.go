@@ -319,9 +319,10 @@ func (s *MemoryStore) AppendApply(ctx context.Context, dst []StoreDecision, now 
 	return dst, nil
 }
 
-// applyKeyBytes is Apply of the one check c for the key given as bytes (c.Key is ignored): it
-// sets c.Key to the store's copy of the key, allocated only when the key is new.
-func (s *MemoryStore) applyKeyBytes(ctx context.Context, now time.Time, c *StoreCheck, key []byte) (StoreDecision, error) {
+// applyKey is Apply of the one check c for key, given as a string or as bytes (c.Key is
+// ignored): it sets c.Key to the store's copy of the key, which a key given as bytes allocates
+// only when the key is new. It allocates nothing else.
+func applyKey[K string | []byte](s *MemoryStore, ctx context.Context, now time.Time, c *StoreCheck, key K) (StoreDecision, error) {
 	if s.closed.Load() {
 		return StoreDecision{}, ErrClosed
 	}
@@ -332,7 +333,14 @@ func (s *MemoryStore) applyKeyBytes(ctx context.Context, now time.Time, c *Store
 		return StoreDecision{}, fmt.Errorf("%w: rule %q: N=%d, algorithm set: %t", ErrInvalidCheck, c.Rule, c.N, c.Algorithm != nil)
 	}
 	sc := s.scope(c)
-	d, k := applyOne(s, sc, s.keyHash(sc, maphash.Bytes(s.seed, key)), key, c, now)
+	var h uint64
+	switch k := any(key).(type) {
+	case string:
+		h = maphash.String(s.seed, k)
+	case []byte:
+		h = maphash.Bytes(s.seed, k)
+	}
+	d, k := applyOne(s, sc, s.keyHash(sc, h), key, c, now)
 	c.Key = k
 	return d, nil
 }
