@@ -152,7 +152,8 @@ func (l *Limiter) decide(r *http.Request, now time.Time) (Result, error) {
 	}
 	res := Result{Allowed: true, Rules: make([]RuleResult, len(checks))}
 	for i, c := range matched {
-		rr := c.result(quotas[i], &checks[i], &decisions[i])
+		rr := &res.Rules[i]
+		c.result(quotas[i], &checks[i], &decisions[i], rr)
 		if !rr.Allowed {
 			if rr.Shadowed {
 				res.Shadowed = true
@@ -161,7 +162,6 @@ func (l *Limiter) decide(r *http.Request, now time.Time) (Result, error) {
 				res.RetryAfter = max(res.RetryAfter, rr.RetryAfter)
 			}
 		}
-		res.Rules[i] = rr
 	}
 	if res.Allowed {
 		for _, rr := range res.Rules {
@@ -202,13 +202,13 @@ func (l *Limiter) decideOne(ctx context.Context, r *http.Request, now time.Time,
 	if err != nil {
 		return Result{}, err
 	}
-	sd, err := applyKey(l.mem, ctx, now, &check, key)
-	if err != nil {
+	var sd StoreDecision
+	if err := applyKey(l.mem, ctx, now, &check, key, &sd); err != nil {
 		return Result{}, err
 	}
 	res := Result{Allowed: true, Rules: make([]RuleResult, 1)}
 	rr := &res.Rules[0]
-	*rr = c.result(q, &check, &sd)
+	c.result(q, &check, &sd, rr)
 	if !rr.Allowed {
 		if rr.Shadowed {
 			res.Shadowed = true
@@ -258,7 +258,7 @@ func (l *Limiter) DecideKey(ctx context.Context, rule, key string) (RuleResult, 
 	}
 	var sd StoreDecision
 	if l.mem != nil {
-		sd, err = applyKey(l.mem, ctx, now, &check, key)
+		err = applyKey(l.mem, ctx, now, &check, key, &sd)
 	} else {
 		var ds []StoreDecision
 		if ds, err = l.store.Apply(ctx, now, []StoreCheck{check}); err == nil {
@@ -268,7 +268,8 @@ func (l *Limiter) DecideKey(ctx context.Context, rule, key string) (RuleResult, 
 	if err != nil {
 		return RuleResult{}, err
 	}
-	rr := c.result(q, &check, &sd)
+	var rr RuleResult
+	c.result(q, &check, &sd, &rr)
 	l.stats.record(c.counters, rr.Allowed || rr.Shadowed, &rr)
 	return rr, nil
 }
@@ -323,10 +324,10 @@ func (c *compiledRule) check(ctx context.Context, now time.Time, q *algSet, key 
 	return check, nil
 }
 
-// result converts the store's decision on check (of quota q of rule c) into the rule's result.
-func (c *compiledRule) result(q *algSet, check *StoreCheck, sd *StoreDecision) RuleResult {
-	d, p := sd.Decision, sd.Published
-	rr := RuleResult{
+// result converts the store's decision on check (of quota q of rule c) into the rule's result rr.
+func (c *compiledRule) result(q *algSet, check *StoreCheck, sd *StoreDecision, rr *RuleResult) {
+	d, p := &sd.Decision, &sd.Published
+	*rr = RuleResult{
 		Rule:      c.rule.Name,
 		Key:       check.Key,
 		Tier:      q.tier,
@@ -347,14 +348,13 @@ func (c *compiledRule) result(q *algSet, check *StoreCheck, sd *StoreDecision) R
 		if c.rule.Shape {
 			rr.Delay = d.Delay
 		}
-		return rr
+		return
 	}
 	rr.RetryAfter = d.RetryAfter
 	if c.rule.Mode == ModeElastic && !p.Allowed {
 		rr.RetryAfter = max(rr.RetryAfter, p.RetryAfter)
 	}
 	rr.Shadowed = check.Advisory
-	return rr
 }
 
 // Close releases the limiter's own store (not one given with [WithStore]). Decide after Close

@@ -230,8 +230,9 @@ func (s *MemoryStore) AppendApply(ctx context.Context, dst []StoreDecision, now 
 	}
 	if len(checks) == 1 {
 		sc := s.scope(&checks[0])
-		d, _ := applyOne(s, sc, s.keyHash(sc, maphash.String(s.seed, checks[0].Key)), checks[0].Key, &checks[0], now)
-		return append(dst, d), nil
+		dst = append(dst, StoreDecision{})
+		applyOne(s, sc, s.keyHash(sc, maphash.String(s.seed, checks[0].Key)), checks[0].Key, &checks[0], now, &dst[len(dst)-1])
+		return dst, nil
 	}
 	// Small requests (the common case: a few rules) keep their bookkeeping on the stack.
 	var (
@@ -322,15 +323,15 @@ func (s *MemoryStore) AppendApply(ctx context.Context, dst []StoreDecision, now 
 // applyKey is Apply of the one check c for key, given as a string or as bytes (c.Key is
 // ignored): it sets c.Key to the store's copy of the key, which a key given as bytes allocates
 // only when the key is new. It allocates nothing else.
-func applyKey[K string | []byte](s *MemoryStore, ctx context.Context, now time.Time, c *StoreCheck, key K) (StoreDecision, error) {
+func applyKey[K string | []byte](s *MemoryStore, ctx context.Context, now time.Time, c *StoreCheck, key K, out *StoreDecision) error {
 	if s.closed.Load() {
-		return StoreDecision{}, ErrClosed
+		return ErrClosed
 	}
 	if err := ctx.Err(); err != nil {
-		return StoreDecision{}, err
+		return err
 	}
 	if c.N < 1 || c.Algorithm == nil {
-		return StoreDecision{}, fmt.Errorf("%w: rule %q: N=%d, algorithm set: %t", ErrInvalidCheck, c.Rule, c.N, c.Algorithm != nil)
+		return fmt.Errorf("%w: rule %q: N=%d, algorithm set: %t", ErrInvalidCheck, c.Rule, c.N, c.Algorithm != nil)
 	}
 	sc := s.scope(c)
 	var h uint64
@@ -340,15 +341,14 @@ func applyKey[K string | []byte](s *MemoryStore, ctx context.Context, now time.T
 	case []byte:
 		h = maphash.Bytes(s.seed, k)
 	}
-	d, k := applyOne(s, sc, s.keyHash(sc, h), key, c, now)
-	c.Key = k
-	return d, nil
+	c.Key = applyOne(s, sc, s.keyHash(sc, h), key, c, now, out)
+	return nil
 }
 
-// applyOne decides the valid check c alone, for key of hash h (c.Key is not read) in scope sc. It returns
-// the decision and the key as a string the store holds (so a key given as bytes costs an
+// applyOne decides the valid check c alone, for key of hash h (c.Key is not read) in scope sc,
+// into out. It returns the key as a string the store holds (so a key given as bytes costs an
 // allocation only when it is new).
-func applyOne[K string | []byte](s *MemoryStore, sc *memScope, h uint64, key K, c *StoreCheck, now time.Time) (StoreDecision, string) {
+func applyOne[K string | []byte](s *MemoryStore, sc *memScope, h uint64, key K, c *StoreCheck, now time.Time, out *StoreDecision) string {
 	sh := s.shardOf(h)
 	sh.mu.Lock()
 	e := entry(s, sh, sc, h, key, now)
@@ -365,17 +365,19 @@ func applyOne[K string | []byte](s *MemoryStore, sc *memScope, h uint64, key K, 
 		sc.overflowed.Add(1)
 		s.overflowed.Add(1)
 	}
-	d := c.Algorithm.Decide(st, now, c.N)
+	d := &out.Decision
+	*d = c.Algorithm.Decide(st, now, c.N)
 	if d.Allowed && c.MaxDelay > 0 && d.Delay > c.MaxDelay {
-		d = algorithm.Decision{Limit: d.Limit, ResetAfter: d.ResetAfter, RetryAfter: d.Delay - c.MaxDelay}
+		*d = algorithm.Decision{Limit: d.Limit, ResetAfter: d.ResetAfter, RetryAfter: d.Delay - c.MaxDelay}
 	}
-	out := StoreDecision{Decision: d, Published: d}
 	if c.Publish != nil {
 		out.Published = c.Publish.Decide(st, now, c.N)
+	} else {
+		out.Published = *d
 	}
+	out.Committed = d.Allowed
 	if d.Allowed {
 		c.Algorithm.Commit(st, now, c.N)
-		out.Committed = true
 	}
 	if e != nil {
 		e.pinned = false
@@ -383,7 +385,7 @@ func applyOne[K string | []byte](s *MemoryStore, sc *memScope, h uint64, key K, 
 		s.overflowMu.Unlock()
 	}
 	sh.mu.Unlock()
-	return out, their
+	return their
 }
 
 // entry returns the pinned entry for key (of hash h) in scope sc, creating it when the shard has
