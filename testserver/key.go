@@ -229,11 +229,3 @@ func appendShortened(dst, v []byte) []byte {
 	dst = append(dst, '#')
 	return strconv.AppendUint(dst, h.Sum64(), 16)
 }
-
-// shorten keeps short values and replaces long ones by a prefix and a 64-bit FNV hash.
-func shorten(v string) string {
-	if len(v) <= maxKeyValue {
-		return v
-	}
-	return string(appendShortened(nil, []byte(v)))
-}

@@ -272,3 +272,36 @@ func TestMemoryStoreHashCollisions(t *testing.T) {
 	}
 	assert.Equal(t, 50, total, "every tracked entry is reachable through the index, once")
 }
+
+// TestMemoryStoreConcurrentFlood floods a small store from many goroutines with new keys, each
+// asked about once: each tracked key admits its request, and all the untracked ones together
+// exactly the overflow state's quota.
+func TestMemoryStoreConcurrentFlood(t *testing.T) {
+	const (
+		workers = 8
+		perW    = 200
+		limit   = 3
+	)
+	s, err := NewMemoryStore(64)
+	require.NoError(t, err)
+	defer s.Close()
+	a := mustAlg(t, "fixed-window", limit, time.Hour)
+	now := time.Unix(1_700_000_000, 0)
+	var admitted atomic.Int64
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for i := range perW {
+				d, err := s.Apply(context.Background(), now, []StoreCheck{check(a, "r", strconv.Itoa(w)+"/"+strconv.Itoa(i))})
+				if err == nil && d[0].Committed {
+					admitted.Add(1)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	st := s.Stats()
+	assert.Equal(t, int64(st.Keys+limit), admitted.Load())
+	assert.Equal(t, int64(workers*perW-st.Keys), st.Overflowed)
+	assert.Zero(t, st.Evictions)
+}
