@@ -38,14 +38,16 @@ type Transport struct {
 	throttle *throttle.Throttle
 	breaker  *breaker.Breaker
 	keyFunc  func(*http.Request) string
+	// countAttempts: an AttemptObserver is present, so every request gets an attempt counter.
+	countAttempts bool
 }
 
 // NewTransport returns the stack (queue -> retry -> throttle -> base) configured by opts, sending
 // attempts through base (http.DefaultTransport when nil, or WithBase's RoundTripper when given).
 //
 // With no options: no queue, package retry's default attempts and backoff, Retry-After honoured
-// with a pause of the whole host, and an adaptive pace per host that learns the server's rate
-// (WithAdaptive; WithTokenBucket, WithLeakyBucket, WithWindowQuota or WithWindowCounter set a
+// with a pause of the whole host, and a learned pace per host (throttle/learn) that follows the server
+// (WithLearner; WithTokenBucket, WithLeakyBucket, WithWindowQuota or WithWindowCounter set a
 // known pace instead, WithoutPace none). Invalid options do not panic: every RoundTrip of the returned Transport closes
 // the request body and fails with an error matching
 // ErrInvalidOption (see Validate).
@@ -76,9 +78,7 @@ func build(base http.RoundTripper, opts []Option) (*Transport, error) {
 	if c.limiter != nil {
 		topts = append(topts, throttle.WithLimiter(c.limiter))
 	} else if !c.paceSet {
-		if f := defaultLimiter(); f != nil {
-			topts = append(topts, throttle.WithLimiter(f))
-		}
+		topts = append(topts, throttle.WithLimiter(c.learner(nil)))
 	}
 	if c.keyFunc != nil {
 		topts = append(topts, throttle.WithKeyFunc(c.keyFunc))
@@ -122,6 +122,16 @@ func build(base http.RoundTripper, opts []Option) (*Transport, error) {
 		}
 		t.breaker = b
 		rt = breaker.NewTransport(rt, b)
+	}
+	var aobs []AttemptObserver
+	for _, o := range obs {
+		if a, ok := o.(AttemptObserver); ok {
+			aobs = append(aobs, a)
+		}
+	}
+	if len(aobs) > 0 {
+		rt = &attemptTransport{next: rt, obs: aobs, keyOf: t.KeyOf}
+		t.countAttempts = true
 	}
 
 	ropts := c.retryOpts
@@ -170,6 +180,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			_ = req.Body.Close()
 		}
 		return nil, t.err
+	}
+	if t.countAttempts {
+		req = withAttemptCounter(req)
 	}
 	return t.rt.RoundTrip(req)
 }

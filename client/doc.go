@@ -14,13 +14,14 @@
 //
 // With no options the stack is safe and useful: retries with package retry's defaults, honours
 // Retry-After with a per-host pause, and paces each host just under the rate it learns from the
-// server's responses (throttle.Adaptive: rate-limit headers when the server sends them, 429s when it
-// does not; LearnedRate reports it). Options set a known pace per host instead (WithTokenBucket,
+// server's responses (throttle/learn: rate-limit headers when the server sends them, 429s when it
+// does not; LearnedRate and LearnedLimit report it). Options set a known pace per host instead (WithTokenBucket,
 // WithLeakyBucket, WithWindowQuota for a quota per window usable at any time within it,
 // WithWindowCounter for a sliding window counter on epoch-aligned windows, WithLimiter, or
 // WithoutPace for none), queue limits (WithMaxInFlight,
 // WithMaxWaiting), retry knobs (WithRetry), a circuit breaker (WithBreaker), and an Observer or slog
-// logger for metrics and logs. A request's context can carry its own settings (package request).
+// logger for metrics and logs (an Observer that also implements AttemptObserver sees each attempt
+// start and end with a context of its own: the hook of the OpenTelemetry module otelsteady). A request's context can carry its own settings (package request).
 //
 // Invalid options never panic: Validate reports them, and a Transport built from them fails every
 // request with an error matching ErrInvalidOption (closing the request body, sending nothing).

@@ -37,6 +37,7 @@ type config struct {
 	breakerOpts   []breaker.Option
 	breakerSet    bool
 	observers     observers
+	logger        *slog.Logger // WithLogger's last logger, for the learners
 	errs          []error
 }
 
@@ -201,11 +202,16 @@ func WithObserver(o Observer) Option {
 }
 
 // WithLogger logs the stack's events to l: waits and attempts at Debug, retries at Info, giving up
-// at Warn, each with the method and the redacted URL. A nil l is ignored.
+// at Warn, each with the method and the redacted URL. With the default pace or WithLearner, each
+// key's learner also logs its transitions (a belief that changed, the strategy in charge, why) at
+// Debug, as "KEY: DETAIL" with the strategy and state as attributes. A nil l is
+// ignored; given more than once, every logger gets the stack's events and the last one the
+// learner's.
 func WithLogger(l *slog.Logger) Option {
 	return optionFunc(func(c *config) {
 		if l != nil {
 			c.observers = append(c.observers, slogObserver{l})
+			c.logger = l
 		}
 	})
 }

@@ -153,7 +153,12 @@ func (r *Reader) Read(resp *http.Response, now time.Time) Reading {
 		ok bool
 		d  Dialect
 	)
-	if d = r.forced(resp); d != nil {
+	if d = r.forced(resp); d == nil && len(r.user) == 0 && resp.StatusCode < 400 && !carriesLimits(resp.Header) {
+		// The common answer: a success with no header any built-in reads. Nothing to ask the
+		// dialects; a throttle status list is for refusals.
+		return Reading{}
+	}
+	if d != nil {
 		if f, isForcer := d.(forcer); isForcer {
 			rd, ok = f.readForced(resp, now), true
 		} else {
@@ -182,4 +187,58 @@ func (r *Reader) Read(resp *http.Response, now time.Time) Reading {
 	}
 	finish(resp, now, &rd, r.throttle)
 	return rd
+}
+
+// carriesLimits reports whether h may hold a field a built-in dialect reads or recognises a
+// response by: nearly every such name contains "ratelimit" or "rate-limit"; the others are
+// Retry-After and its variants, Salesforce's Sforce-Limit-Info, Stripe-Should-Retry and Request-Id,
+// Shopify's call limit and GitHub's X-GitHub-* (see limitField). It
+// looks at each name once, without allocating; a name it cannot rule out counts as carrying.
+func carriesLimits(h http.Header) bool {
+	for k := range h {
+		if limitField(k) {
+			return true
+		}
+	}
+	return false
+}
+
+// limitField is carriesLimits for one field name, in any letter case. The fields a dialect is
+// recognised by count too (Stripe's Request-Id, GitHub's X-GitHub-*), so a success reads as its
+// dialect's.
+func limitField(k string) bool {
+	if strings.EqualFold(k, "Request-Id") {
+		return true
+	}
+	for _, part := range limitFieldParts {
+		if containsFold(k, part) {
+			return true
+		}
+	}
+	return false
+}
+
+// limitFieldParts are the lower-case pieces whose presence in a field name makes it one a built-in
+// dialect may read.
+var limitFieldParts = [...]string{"ratelimit", "rate-limit", "retry-after", "limit-info", "should-retry", "call-limit", "x-github-"}
+
+// containsFold reports whether s contains the lower-case ASCII sub, ignoring ASCII case in s.
+func containsFold(s, sub string) bool {
+	n := len(sub)
+	for i := 0; i+n <= len(s); i++ {
+		j := 0
+		for ; j < n; j++ {
+			c := s[i+j]
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			if c != sub[j] {
+				break
+			}
+		}
+		if j == n {
+			return true
+		}
+	}
+	return false
 }

@@ -120,3 +120,34 @@ func TestCredentialKey(t *testing.T) {
 	assert.NotEqual(t, a, salted, "a salt changes the hash")
 	assert.Equal(t, "", Keyer{}.Key(nil))
 }
+
+// TestCarriesLimitsSeesEveryBuiltinField: the fast path that skips a success's headers never
+// skips a field a built-in dialect reads, in canonical or any other letter case.
+func TestCarriesLimitsSeesEveryBuiltinField(t *testing.T) {
+	fields := []string{
+		"RateLimit", "RateLimit-Policy", "Ratelimit-Limit", "Ratelimit-Remaining", "Ratelimit-Reset",
+		"Beta-Ratelimit", "Beta-Ratelimit-Policy", "X-Ratelimit-Limit", "X-Ratelimit-Remaining",
+		"X-Ratelimit-Reset", "X-Ratelimit-Used", "X-Ratelimit-Resource", "X-Ratelimit-Bucket",
+		"X-Ratelimit-Global", "X-Ratelimit-Scope", "X-Ratelimit-Reset-After", "X-Ratelimit-Limit-Requests",
+		"X-Ratelimit-Reset-Tokens", "X-Rate-Limit-Limit", "X-Rate-Limit-Remaining", "X-Rate-Limit-Reset",
+		"Anthropic-Ratelimit-Requests-Limit", "Anthropic-Ratelimit-Input-Tokens-Reset",
+		"Retry-After", "Retry-After-Ms", "X-Ms-Retry-After-Ms", "X-Ms-Ratelimit-Remaining-Subscription-Reads",
+		"Sforce-Limit-Info", "Stripe-Should-Retry", "X-Shopify-Shop-Api-Call-Limit", "x-ratelimit-remaining", "Request-Id", "X-Github-Request-Id",
+		"X-Github-Media-Type",
+	}
+	for _, f := range fields {
+		if !carriesLimits(http.Header{f: {"1"}}) {
+			t.Errorf("%s: not seen", f)
+		}
+	}
+	for _, f := range []string{"Content-Type", "Date", "X-Request-Id", "Etag", "Server"} {
+		if carriesLimits(http.Header{f: {"1"}}) {
+			t.Errorf("%s: taken for a limit field", f)
+		}
+	}
+	// Every response of the vendor fixtures that reads as something still does.
+	resp := &http.Response{StatusCode: 200, Header: http.Header{"X-Ratelimit-Limit": {"60"}, "X-Ratelimit-Remaining": {"59"}, "X-Ratelimit-Reset": {"1700000000"}}}
+	if r := Read(resp, time.Unix(1699999990, 0)); len(r.Quotas) == 0 {
+		t.Errorf("a success with X-RateLimit fields read as nothing: %+v", r)
+	}
+}

@@ -33,6 +33,8 @@
 // RateLimit fields too. [WithHeaders](false) switches all of that off: the status alone.
 // [WithDialect] answers as a real API does instead (GitHub's 403s, OpenAI's duration resets,
 // Shopify's call-limit header, ...), with that API's limiter kind for rules that name none.
+// [NewOperations] simulates an API of long-running operations (202 Accepted and a status URL to
+// poll); pass it to [WithHandler] so that its polls are rate-limited too.
 //
 // # Time
 //

@@ -20,9 +20,11 @@ import (
 //  1. pause: a Retry-After is running: nothing goes until it ends;
 //  2. declared: the server's headers are believed: spend what remains, then pace at the declared
 //     rate, or hold until the reset of a quota that comes back whole;
-//  3. rate: no believed header and throttles seen: pace at an estimate of what the server admits,
+//  3. cycles: no believed header, a quota that comes back whole evident: send it at once at each
+//     cycle's start, then hold until the next;
+//  4. rate: no believed header and throttles seen: pace at an estimate of what the server admits,
 //     with the share of throttled attempts bounded by construction;
-//  4. startup: nothing said yet: no pace, the requests in flight capped by a slow start.
+//  5. startup: nothing said yet: no pace, the requests in flight capped by a slow start.
 //
 // A Learner is safe for concurrent use, starts no goroutine and needs no Close. Create it with
 // New; the zero value is not usable.
@@ -38,7 +40,8 @@ type Learner struct {
 	p      *pacer.Pacer
 	strats []strategy
 	cur    strategy
-	credit bool // the strategy in charge set a credit
+	credit bool   // the strategy in charge set a credit
+	sig    Signal // the answer being observed
 }
 
 var _ throttle.AttemptLearner = (*Learner)(nil)
@@ -130,7 +133,10 @@ func (l *Learner) ObserveAttempt(sent, now time.Time, resp *http.Response, err e
 		ts = min(int64(sent.Sub(l.base)), t)
 		m.rtt.add(t, t-ts)
 	}
-	sig := readSignal(ts, t, now, resp, err, l.cfg.statuses, l.cfg.dialects)
+	// The signal lives in the Learner (guarded by mu): handed to the strategies through an
+	// interface, a local one would escape to the heap on every answer.
+	l.sig = readSignal(ts, t, now, resp, err, l.cfg.statuses, l.cfg.dialects)
+	sig := &l.sig
 	if !sig.Failed {
 		if sig.Throttled {
 			m.throttles++
@@ -140,7 +146,7 @@ func (l *Learner) ObserveAttempt(sent, now time.Time, resp *http.Response, err e
 		}
 	}
 	for _, s := range l.strats {
-		if ev := s.observe(t, &sig, m); ev != "" {
+		if ev := s.observe(t, sig, m); ev != "" {
 			l.emit(now, s.name()+": "+ev)
 		}
 	}
@@ -215,11 +221,15 @@ func (l *Learner) capWait() time.Duration {
 	return time.Duration(max(2*l.m.rtt.srtt, int64(time.Millisecond)))
 }
 
-// Rate reports the pace the learner keeps, in requests per second: the spacing of its pacer; 0
-// while it does not pace (before the server said anything). It is safe for concurrent use.
+// Rate reports the pace the learner keeps, in requests per second: the spacing of its pacer, or,
+// while it sends a quota in cycles, the quota per period; 0 while it does not pace (before the
+// server said anything). It is safe for concurrent use.
 func (l *Learner) Rate() float64 {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if c, ok := l.cur.(*cyclesStrategy); ok && c.hi > 0 {
+		return float64(c.quota) * 1e9 / float64(c.nextOffset()) // a quota per period
+	}
 	if iv := l.p.Interval(pacer.LaneRequests); iv > 0 {
 		return 1e9 / float64(iv)
 	}

@@ -107,3 +107,21 @@ func TestLowRateWithoutHeadersNoRetryStorm(t *testing.T) {
 		}
 	}
 }
+
+// TestFirstThrottleAtTheFirstInstantPaces: a 429 to the very first request (sent at the learner's
+// first instant) starts the headerless law: the key is paced from then on, not left unpaced.
+func TestFirstThrottleAtTheFirstInstantPaces(t *testing.T) {
+	l, err := learn.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Unix(1_700_000_000, 0)
+	send(t, l, t0)
+	l.ObserveAttempt(t0, t0, resp(http.StatusTooManyRequests), nil)
+	if l.Rate() <= 0 {
+		t.Fatalf("a 429 to the first request left the key unpaced (rate %v)", l.Rate())
+	}
+	if got := l.LearnedLimit().Strategy; got != "rate" {
+		t.Fatalf("strategy in charge %q, want rate", got)
+	}
+}

@@ -18,6 +18,7 @@ type cyclesStrategy struct {
 	st string
 
 	run, lastRun        int64 // successes in the current run, and in the run before the wall
+	maxRun              int64 // the longest run before a wall seen yet
 	runStart, lastStart int64 // send time of each run's first success
 	wallThrottles       int64 // throttles since the run ended
 	lastThrottleSent    int64 // send time of the wall's latest throttle
@@ -68,6 +69,7 @@ func (c *cyclesStrategy) observe(t int64, s *Signal, m *model) string {
 			}
 			if c.run > 0 {
 				c.lastRun, c.lastStart, c.run = c.run, c.runStart, 0
+				c.maxRun = max(c.maxRun, c.lastRun)
 				c.wallThrottles, c.firstThrottleSent = 0, s.Sent
 			}
 			c.wallThrottles++
@@ -85,7 +87,11 @@ func (c *cyclesStrategy) observe(t int64, s *Signal, m *model) string {
 			// A wall is throttles sent after the run, over at least a round trip: the burst that
 			// ran into the quota's end is throttled at once, a wall goes on being throttled.
 			wall := c.wallThrottles >= minWallThrottles && c.lastThrottleSent-c.firstThrottleSent >= m.rtt.min
-			if wall && c.lastRun >= 2 {
+			// A quota that comes back whole comes back the same size: a run much shorter than
+			// the longest one before it (a trickle let through while a bucket or a counter
+			// refills) is no quota.
+			whole := c.lastRun >= 2 && float64(c.lastRun) >= m.tun.WholeShare*float64(c.maxRun)
+			if wall && whole {
 				// The first success after a wall: the quota may have come back whole.
 				c.st, c.quota, c.cycleStart, c.admittedInTest = "testing", c.lastRun, s.Sent, 1
 				c.sentInCycle = m.sends.unseen(s.Sent) + 1 // this one, and the ones sent after it

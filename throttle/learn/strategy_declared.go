@@ -194,11 +194,29 @@ func (d *declaredStrategy) plan(t int64, m *model) plan {
 		// per window fits every instant.
 		c = 0
 	}
+	if m.kind == KindRefilling || m.kind == KindUnknown {
+		c -= d.reserve(m)
+	}
 	p.credit = max(c, 0)
 	if c <= 0 && d.holdUntil > t {
 		p.hold = d.holdUntil
 	}
 	return p
+}
+
+// reserve is what a refilling quota keeps back from the credit: the requests the declared rate
+// admits within the jitter margin, and at least one. Paced sends leave their slots late by the
+// sender's scheduling and arrive late by the network's jitter, so two can reach the server closer
+// than the spacing; a bucket kept that many requests from empty absorbs them, one spent to the last
+// request throttles the first pair that bunches (and a throttle costs its Retry-After, a second at
+// least where it is written in whole seconds). Headroom refills the reserve; spending it at once
+// would undo what the headroom is for. A whole quota keeps none: it comes back at its reset.
+func (d *declaredStrategy) reserve(m *model) int64 {
+	iv := m.declaredInterval()
+	if iv <= 0 {
+		return 1
+	}
+	return 1 + m.rtt.margin(m.tun.JitterMargin)/iv
 }
 
 // maxWindowLimit bounds the client-side window's memory (one slot per request in it): a declared
