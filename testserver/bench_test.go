@@ -1,11 +1,15 @@
 package testserver
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/steadyhttp/steady/testserver/algorithm"
 )
 
 // BenchmarkDecide measures one decision per request through the limiter and the memory store,
@@ -42,4 +46,100 @@ func BenchmarkMiddleware(b *testing.B) {
 	for b.Loop() {
 		h.ServeHTTP(httptest.NewRecorder(), r)
 	}
+}
+
+// benchKeys is the number of keys the store holds in BenchmarkDecideKey: the default cap.
+const benchKeys = DefaultMaxKeys
+
+// benchLimit returns the limit per second of BenchmarkDecideKey's rule: high enough that every
+// decision admits (as the peers' benchmarks do), and for the sliding log, which keeps one entry
+// per admission instant in the window, small enough that a key's log stays within 64 MB (it may deny when decisions come faster).
+func benchLimit(alg string) int64 {
+	if alg == "sliding-log" {
+		return 1 << 22
+	}
+	return 1 << 40
+}
+
+// benchKeyLimiter returns a limiter with one rule of algorithm alg on the real clock, its store
+// holding benchKeys keys ("user:0", "user:1", ...).
+func benchKeyLimiter(b *testing.B, alg string) (*Limiter, []string) {
+	l := mustLimiter([]Rule{{Name: "r", Key: KeyUser, Algorithm: alg, Limit: benchLimit(alg), Window: time.Second}}, WithStatsKeys(0))
+	keys := make([]string, benchKeys)
+	for i := range keys {
+		keys[i] = "user:" + strconv.Itoa(i)
+		if _, err := l.DecideKey(context.Background(), "r", keys[i]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return l, keys
+}
+
+// BenchmarkDecideKey measures a decision for a given key (what key-value limiters such as
+// sethvargo/go-limiter measure) while the memory store holds 100,000 keys, on the real clock, for
+// every algorithm: serial asks about one key; parallel has each goroutine ask about its own key.
+func BenchmarkDecideKey(b *testing.B) {
+	ctx := context.Background()
+	for _, alg := range algorithm.Names() {
+		b.Run(alg+"/serial", func(b *testing.B) {
+			l, keys := benchKeyLimiter(b, alg)
+			defer l.Close()
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := l.DecideKey(ctx, "r", keys[0]); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(alg+"/parallel", func(b *testing.B) {
+			l, keys := benchKeyLimiter(b, alg)
+			defer l.Close()
+			var seq atomic.Int64
+			b.ReportAllocs()
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				key := keys[seq.Add(1)*(benchKeys/64)%benchKeys]
+				for pb.Next() {
+					if _, err := l.DecideKey(ctx, "r", key); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		})
+	}
+}
+
+// BenchmarkDecideKeySpread is BenchmarkDecideKey (token bucket) asking about all 100,000 keys in
+// turn, in an order unrelated to their insertion: every decision then reaches memory the caches
+// do not hold, which is what a server with that many active clients pays.
+func BenchmarkDecideKeySpread(b *testing.B) {
+	ctx := context.Background()
+	const stride = 7919 // prime to benchKeys: the walk visits every key
+	l, keys := benchKeyLimiter(b, "token-bucket")
+	defer l.Close()
+	b.Run("serial", func(b *testing.B) {
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			if _, err := l.DecideKey(ctx, "r", keys[i]); err != nil {
+				b.Fatal(err)
+			}
+			i = (i + stride) % benchKeys
+		}
+	})
+	b.Run("parallel", func(b *testing.B) {
+		var seq atomic.Int64
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			i := int(seq.Add(benchKeys/7) % benchKeys)
+			for pb.Next() {
+				if _, err := l.DecideKey(ctx, "r", keys[i]); err != nil {
+					b.Error(err)
+					return
+				}
+				i = (i + stride) % benchKeys
+			}
+		})
+	})
 }

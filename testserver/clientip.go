@@ -3,6 +3,7 @@ package testserver
 import (
 	"net/http"
 	"net/netip"
+	"strconv"
 	"strings"
 )
 
@@ -16,9 +17,14 @@ type ipResolver struct {
 // clientKey returns the grouped client address: a plain address for a full-length prefix, a
 // prefix in CIDR notation otherwise, or the raw RemoteAddr when it is not an IP address.
 func (p *ipResolver) clientKey(r *http.Request) string {
+	return string(p.appendClientKey(nil, r))
+}
+
+// appendClientKey appends clientKey(r) to dst.
+func (p *ipResolver) appendClientKey(dst []byte, r *http.Request) []byte {
 	addr, ok := parseHostAddr(r.RemoteAddr)
 	if !ok {
-		return r.RemoteAddr
+		return append(dst, r.RemoteAddr...)
 	}
 	if p.isTrusted(addr) {
 		if fwd, ok := p.forwarded(r); ok {
@@ -30,13 +36,16 @@ func (p *ipResolver) clientKey(r *http.Request) string {
 		bits = p.v6Bits
 	}
 	if bits >= addr.BitLen() {
-		return addr.String()
+		return addr.AppendTo(dst)
 	}
 	pfx, err := addr.Prefix(bits)
 	if err != nil {
-		return addr.String()
+		return addr.AppendTo(dst)
 	}
-	return pfx.String()
+	// Prefix.String: the masked address, "/", the prefix length.
+	dst = pfx.Addr().AppendTo(dst)
+	dst = append(dst, '/')
+	return strconv.AppendInt(dst, int64(pfx.Bits()), 10)
 }
 
 func (p *ipResolver) isTrusted(a netip.Addr) bool {

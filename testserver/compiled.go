@@ -32,6 +32,8 @@ type compiledRule struct {
 	key   *keyDeriver
 	base  *algSet
 	tiers map[string]*algSet
+	// counters are the rule's counters in the limiter's stats (set when the rule is installed).
+	counters *ruleCounters
 }
 
 type fieldErr struct {
@@ -120,6 +122,42 @@ func (c *compiledRule) quota(key string, parts []string) *algSet {
 		if t, ok := c.tiers[p]; ok {
 			return t
 		}
+	}
+	return c.base
+}
+
+// quotaOfKey is quota for a key given whole: its tier by whole key, else by each "+"-separated
+// part, else the rule's.
+func (c *compiledRule) quotaOfKey(key string) *algSet {
+	if len(c.tiers) == 0 {
+		return c.base
+	}
+	if t, ok := c.tiers[key]; ok {
+		return t
+	}
+	for p := range strings.SplitSeq(key, "+") {
+		if t, ok := c.tiers[p]; ok {
+			return t
+		}
+	}
+	return c.base
+}
+
+// quotaOfParts is quota for a key given as bytes whose parts end at ends (see
+// keyDeriver.appendKey); it allocates nothing.
+func (c *compiledRule) quotaOfParts(key []byte, ends []int) *algSet {
+	if len(c.tiers) == 0 {
+		return c.base
+	}
+	if t, ok := c.tiers[string(key)]; ok {
+		return t
+	}
+	start := 0
+	for _, end := range ends {
+		if t, ok := c.tiers[string(key[start:end])]; ok {
+			return t
+		}
+		start = end + 1
 	}
 	return c.base
 }

@@ -22,6 +22,8 @@ var (
 	ErrServerOption = errors.New("testserver: option applies to Server only")
 	// ErrClosed is returned by a [Limiter] or [Store] used after Close.
 	ErrClosed = errors.New("testserver: closed")
+	// ErrUnknownRule is returned by [Limiter.DecideKey] for a rule name the limiter does not have.
+	ErrUnknownRule = errors.New("testserver: unknown rule")
 )
 
 // RuleError reports one invalid field of one rule. It matches [ErrInvalidRule] and its cause

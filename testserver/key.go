@@ -152,47 +152,80 @@ func validToken(s string) bool {
 	return true
 }
 
-// derive returns the request's key and its "label:value" parts (nil for global and key funcs).
-func (d *keyDeriver) derive(r *http.Request, ips *ipResolver) (string, []string) {
+// derive returns the request's key and, when wantParts, its "label:value" parts (nil for global
+// and key funcs). The parts are substrings of the key: the key is the one allocation.
+func (d *keyDeriver) derive(r *http.Request, ips *ipResolver, wantParts bool) (string, []string) {
 	if d.fn != nil {
 		return d.fn(r), nil
 	}
 	if d.global {
 		return string(KeyGlobal), nil
 	}
-	parts := make([]string, len(d.parts))
-	for i, p := range d.parts {
-		var v string
-		switch p.kind {
-		case partIP:
-			v = ips.clientKey(r)
-		case partHeader:
-			v = shorten(strings.Join(r.Header.Values(p.name), ","))
-		case partQuery:
-			if r.URL != nil {
-				v = shorten(r.URL.Query().Get(p.name))
-			}
-		case partRoute:
-			path := ""
-			if r.URL != nil {
-				path = r.URL.Path
-			}
-			v = r.Method + " " + shorten(path)
-		}
-		parts[i] = p.label + ":" + v
+	var (
+		buf    [128]byte
+		endBuf [4]int
+	)
+	b, ends := d.appendKey(buf[:0], endBuf[:0], r, ips)
+	key := string(b)
+	if !wantParts {
+		return key, nil
 	}
-	if len(parts) == 1 {
-		return parts[0], parts
+	parts := make([]string, len(ends))
+	start := 0
+	for i, end := range ends {
+		parts[i] = key[start:end]
+		start = end + 1
 	}
-	return strings.Join(parts, "+"), parts
+	return key, parts
 }
 
-// shorten keeps short values and replaces long ones by a prefix and a 64-bit FNV hash.
-func shorten(v string) string {
+// appendKey appends the request's key to dst, and to ends where each of its parts ends in dst.
+// The deriver must have parts (not be global nor a key func).
+func (d *keyDeriver) appendKey(dst []byte, ends []int, r *http.Request, ips *ipResolver) ([]byte, []int) {
+	b := dst
+	for i, p := range d.parts {
+		if i > 0 {
+			b = append(b, '+')
+		}
+		b = append(b, p.label...)
+		b = append(b, ':')
+		switch p.kind {
+		case partIP:
+			b = ips.appendClientKey(b, r)
+		case partHeader:
+			start := len(b)
+			for j, v := range r.Header[p.name] {
+				if j > 0 {
+					b = append(b, ',')
+				}
+				b = append(b, v...)
+			}
+			b = appendShortened(b[:start], b[start:])
+		case partQuery:
+			if r.URL != nil {
+				b = appendShortened(b, []byte(r.URL.Query().Get(p.name)))
+			}
+		case partRoute:
+			b = append(b, r.Method...)
+			b = append(b, ' ')
+			if r.URL != nil {
+				b = appendShortened(b, []byte(r.URL.Path))
+			}
+		}
+		ends = append(ends, len(b))
+	}
+	return b, ends
+}
+
+// appendShortened appends v to dst when it is short, and otherwise a prefix of v and its 64-bit
+// FNV hash. v may be dst's own tail beyond len(dst) (it is read before dst is written past it).
+func appendShortened(dst, v []byte) []byte {
 	if len(v) <= maxKeyValue {
-		return v
+		return append(dst, v...)
 	}
 	h := fnv.New64a()
-	h.Write([]byte(v))
-	return v[:maxKeyValue-17] + "#" + strconv.FormatUint(h.Sum64(), 16)
+	h.Write(v)
+	dst = append(dst, v[:maxKeyValue-17]...)
+	dst = append(dst, '#')
+	return strconv.AppendUint(dst, h.Sum64(), 16)
 }

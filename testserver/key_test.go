@@ -40,17 +40,27 @@ func TestKeyDerive(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			d, err := parseKeySpec(tt.spec)
 			require.NoError(t, err)
-			key, _ := d.derive(tt.r, ips)
+			key, parts := d.derive(tt.r, ips, true)
 			assert.Equal(t, tt.want, key)
+			if key != "global" {
+				assert.Equal(t, tt.want, strings.Join(parts, "+"), "the parts make up the key")
+				assert.Len(t, parts, strings.Count(string(tt.spec), "+")+1)
+			}
+			noParts, none := d.derive(tt.r, ips, false)
+			assert.Equal(t, key, noParts)
+			assert.Nil(t, none)
 		})
 	}
 	t.Run("long values are bounded and distinct", func(t *testing.T) {
 		d, err := parseKeySpec(KeyHeader("K"))
 		require.NoError(t, err)
-		a, _ := d.derive(req("GET", "/", "1.2.3.4:5", "K", long+"a"), ips)
-		b, _ := d.derive(req("GET", "/", "1.2.3.4:5", "K", long+"b"), ips)
+		a, _ := d.derive(req("GET", "/", "1.2.3.4:5", "K", long+"a"), ips, true)
+		b, _ := d.derive(req("GET", "/", "1.2.3.4:5", "K", long+"b"), ips, true)
 		assert.LessOrEqual(t, len(a), len("k:")+maxKeyValue)
 		assert.NotEqual(t, a, b)
+		assert.Equal(t, "k:"+long[:maxKeyValue-17]+"#", a[:len("k:")+maxKeyValue-16], "a prefix, then the hash")
+		c, _ := d.derive(req("GET", "/", "1.2.3.4:5", "K", long[:250], "K", long[:249]+"a"), ips, false)
+		assert.NotEqual(t, a, c, "several values are joined before shortening")
 	})
 }
 

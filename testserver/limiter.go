@@ -2,7 +2,9 @@ package testserver
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+	"slices"
 	"sync/atomic"
 	"time"
 )
@@ -13,6 +15,7 @@ import (
 type Limiter struct {
 	cfg      *config
 	store    Store
+	mem      *MemoryStore // store, when it is a MemoryStore (called without an interface)
 	ownStore bool
 	rules    atomic.Pointer[[]*compiledRule]
 	inFlight atomic.Int64
@@ -44,13 +47,14 @@ func newLimiter(rules []Rule, cfg *config) (*Limiter, error) {
 		}
 		l.store, l.ownStore = s, true
 	}
+	l.mem, _ = l.store.(*MemoryStore)
 	l.install(compiled)
 	return l, nil
 }
 
 func (l *Limiter) install(compiled []*compiledRule) {
 	for _, c := range compiled {
-		l.stats.addRule(c.rule.Name)
+		c.counters = l.stats.addRule(c.rule.Name)
 	}
 	l.rules.Store(&compiled)
 }
@@ -109,108 +113,248 @@ func (l *Limiter) decide(r *http.Request, now time.Time) (Result, error) {
 		return Result{}, err
 	}
 	rules := *l.rules.Load()
-	type match struct {
-		rule  *compiledRule
-		quota *algSet
+	if l.mem != nil {
+		if c, ok := onlyMatch(rules, r); ok && c != nil && !c.key.global && c.key.fn == nil {
+			return l.decideOne(ctx, r, now, c)
+		}
 	}
+	// A request matches a few rules: their bookkeeping stays on the stack.
 	var (
-		buf     [4]match
-		matched = buf[:0]
-		checks  []StoreCheck
+		quotaBuf [4]*algSet
+		ruleBuf  [4]*compiledRule
+		checkBuf [4]StoreCheck
+		decBuf   [4]StoreDecision
+		quotas   = quotaBuf[:0]
+		matched  = ruleBuf[:0]
+		checks   = checkBuf[:0]
+		load     = inFlightOnce{l: l}
 	)
-	var load int64 // in-flight requests, sampled once when an elastic rule asks
-	loaded := false
 	for _, c := range rules {
 		if !c.matches(r) {
 			continue
 		}
-		key, parts := c.key.derive(r, &l.cfg.ips)
+		key, parts := c.key.derive(r, &l.cfg.ips, len(c.tiers) > 0)
 		q := c.quota(key, parts)
-		check := StoreCheck{Rule: c.rule.Name, Scope: q.scope, Key: key, N: 1, Algorithm: q.enforce}
-		switch c.rule.Mode {
-		case ModeSoft:
-			check.Publish = q.base
-		case ModeElastic:
-			if !loaded {
-				load, loaded = l.load(), true
-			}
-			// Spare capacity: fewer requests in flight than this rule's Capacity.
-			if load < c.rule.Capacity {
-				check.Algorithm = q.ceiling
-				check.Publish = q.base
-			}
-		case ModeShadow:
-			check.Advisory = true
+		check, err := c.check(ctx, now, q, key, &load)
+		if err != nil {
+			return Result{}, err
 		}
-		if c.rule.Shape {
-			if dl, ok := ctx.Deadline(); ok {
-				left := dl.Sub(now)
-				if left <= 0 {
-					return Result{}, context.DeadlineExceeded
-				}
-				check.MaxDelay = left
-			}
-		}
-		if checks == nil {
-			checks = make([]StoreCheck, 0, len(rules))
-		}
-		matched = append(matched, match{c, q})
+		matched = append(matched, c)
+		quotas = append(quotas, q)
 		checks = append(checks, check)
 	}
 	if len(checks) == 0 {
 		return Result{Allowed: true}, nil
 	}
-	decisions, err := l.store.Apply(ctx, now, checks)
+	decisions, err := l.apply(ctx, now, checks, decBuf[:0])
 	if err != nil {
 		return Result{}, err
 	}
 	res := Result{Allowed: true, Rules: make([]RuleResult, len(checks))}
-	for i, m := range matched {
-		c := m.rule
-		d, p := decisions[i].Decision, decisions[i].Published
-		rr := RuleResult{
-			Rule:      c.rule.Name,
-			Key:       checks[i].Key,
-			Tier:      m.quota.tier,
-			Mode:      c.rule.Mode,
-			Allowed:   d.Allowed,
-			Committed: decisions[i].Committed,
-			Limit:     m.quota.base.Limit(),
-			Window:    m.quota.base.Window(),
-			Remaining: p.Remaining,
-			Reset:     p.ResetAfter,
-		}
-		if p.Allowed && !rr.Committed {
-			// Published figures assume the request is counted; it was not.
-			rr.Remaining += checks[i].N
-		}
-		if d.Allowed {
-			rr.Elastic = c.rule.Mode == ModeElastic && !p.Allowed
-			if c.rule.Shape {
-				rr.Delay = d.Delay
-			}
-		} else {
-			rr.RetryAfter = d.RetryAfter
-			if c.rule.Mode == ModeElastic && !p.Allowed {
-				rr.RetryAfter = max(rr.RetryAfter, p.RetryAfter)
-			}
-			if checks[i].Advisory {
-				rr.Shadowed = true
+	for i, c := range matched {
+		rr := &res.Rules[i]
+		c.result(quotas[i], &checks[i], &decisions[i], rr)
+		if !rr.Allowed {
+			if rr.Shadowed {
 				res.Shadowed = true
 			} else {
 				res.Allowed = false
 				res.RetryAfter = max(res.RetryAfter, rr.RetryAfter)
 			}
 		}
-		res.Rules[i] = rr
 	}
 	if res.Allowed {
 		for _, rr := range res.Rules {
 			res.Delay = max(res.Delay, rr.Delay)
 		}
 	}
-	l.stats.record(&res)
+	for i, c := range matched {
+		l.stats.record(c.counters, res.Allowed, &res.Rules[i])
+	}
 	return res, nil
+}
+
+// onlyMatch returns the one rule r matches; ok is false when r matches more than one.
+func onlyMatch(rules []*compiledRule, r *http.Request) (only *compiledRule, ok bool) {
+	for _, c := range rules {
+		if c.matches(r) {
+			if only != nil {
+				return nil, false
+			}
+			only = c
+		}
+	}
+	return only, true
+}
+
+// decideOne is decide for a request that matches rule c alone, on the memory store: the key is
+// built on the stack and the store hands back its own copy, so that a known key costs no
+// allocation.
+func (l *Limiter) decideOne(ctx context.Context, r *http.Request, now time.Time, c *compiledRule) (Result, error) {
+	var (
+		buf    [128]byte
+		endBuf [4]int
+	)
+	key, ends := c.key.appendKey(buf[:0], endBuf[:0], r, &l.cfg.ips)
+	q := c.quotaOfParts(key, ends)
+	load := inFlightOnce{l: l}
+	check, err := c.check(ctx, now, q, "", &load)
+	if err != nil {
+		return Result{}, err
+	}
+	var sd StoreDecision
+	if err := applyKey(l.mem, ctx, now, &check, key, &sd); err != nil {
+		return Result{}, err
+	}
+	res := Result{Allowed: true, Rules: make([]RuleResult, 1)}
+	rr := &res.Rules[0]
+	c.result(q, &check, &sd, rr)
+	if !rr.Allowed {
+		if rr.Shadowed {
+			res.Shadowed = true
+		} else {
+			res.Allowed = false
+			res.RetryAfter = rr.RetryAfter
+		}
+	} else {
+		res.Delay = rr.Delay
+	}
+	l.stats.record(c.counters, res.Allowed, rr)
+	return res, nil
+}
+
+// DecideKey decides one request for key under the rule named rule alone, now (the limiter's
+// clock), and records it when it is admitted: it is [Limiter.Decide] for callers that derive
+// their own keys (what key-value rate limiters such as sethvargo/go-limiter offer). The rule's
+// mode, tiers (looked up by the whole key, then by each "+"-separated part) and shaping apply as
+// in Decide; its match conditions and key spec do not. Unlike Decide, a denial by a shadow-mode
+// rule reads Allowed false and Shadowed true: the caller decides what to do with it. Errors come
+// from the context (one already done decides nothing), from the Store, and from an unknown rule
+// name ([ErrUnknownRule]). With the memory store it allocates nothing. It is safe for
+// concurrent use.
+func (l *Limiter) DecideKey(ctx context.Context, rule, key string) (RuleResult, error) {
+	if l.closed.Load() {
+		return RuleResult{}, ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return RuleResult{}, err
+	}
+	var c *compiledRule
+	for _, x := range *l.rules.Load() {
+		if x.rule.Name == rule {
+			c = x
+			break
+		}
+	}
+	if c == nil {
+		return RuleResult{}, fmt.Errorf("%w: %q", ErrUnknownRule, rule)
+	}
+	now := l.cfg.clock()
+	q := c.quotaOfKey(key)
+	load := inFlightOnce{l: l}
+	check, err := c.check(ctx, now, q, key, &load)
+	if err != nil {
+		return RuleResult{}, err
+	}
+	var sd StoreDecision
+	if l.mem != nil {
+		err = applyKey(l.mem, ctx, now, &check, key, &sd)
+	} else {
+		var ds []StoreDecision
+		if ds, err = l.store.Apply(ctx, now, []StoreCheck{check}); err == nil {
+			sd = ds[0]
+		}
+	}
+	if err != nil {
+		return RuleResult{}, err
+	}
+	var rr RuleResult
+	c.result(q, &check, &sd, &rr)
+	l.stats.record(c.counters, rr.Allowed || rr.Shadowed, &rr)
+	return rr, nil
+}
+
+// apply decides checks in the store, appending to dst. The memory store is called directly, so
+// checks and dst may live on the caller's stack; another Store gets a copy of checks.
+func (l *Limiter) apply(ctx context.Context, now time.Time, checks []StoreCheck, dst []StoreDecision) ([]StoreDecision, error) {
+	if l.mem != nil {
+		return l.mem.AppendApply(ctx, dst, now, checks)
+	}
+	return l.store.Apply(ctx, now, slices.Clone(checks))
+}
+
+// inFlightOnce samples the limiter's in-flight count once per decision, when an elastic rule asks.
+type inFlightOnce struct {
+	l      *Limiter
+	n      int64
+	loaded bool
+}
+
+func (o *inFlightOnce) get() int64 {
+	if !o.loaded {
+		o.n, o.loaded = o.l.load(), true
+	}
+	return o.n
+}
+
+// check builds the store check of one request for key under quota q of rule c.
+func (c *compiledRule) check(ctx context.Context, now time.Time, q *algSet, key string, load *inFlightOnce) (StoreCheck, error) {
+	check := StoreCheck{Rule: c.rule.Name, Scope: q.scope, Key: key, N: 1, Algorithm: q.enforce}
+	switch c.rule.Mode {
+	case ModeSoft:
+		check.Publish = q.base
+	case ModeElastic:
+		// Spare capacity: fewer requests in flight than this rule's Capacity.
+		if load.get() < c.rule.Capacity {
+			check.Algorithm = q.ceiling
+			check.Publish = q.base
+		}
+	case ModeShadow:
+		check.Advisory = true
+	}
+	if c.rule.Shape {
+		if dl, ok := ctx.Deadline(); ok {
+			left := dl.Sub(now)
+			if left <= 0 {
+				return StoreCheck{}, context.DeadlineExceeded
+			}
+			check.MaxDelay = left
+		}
+	}
+	return check, nil
+}
+
+// result converts the store's decision on check (of quota q of rule c) into the rule's result rr.
+func (c *compiledRule) result(q *algSet, check *StoreCheck, sd *StoreDecision, rr *RuleResult) {
+	d, p := &sd.Decision, &sd.Published
+	*rr = RuleResult{
+		Rule:      c.rule.Name,
+		Key:       check.Key,
+		Tier:      q.tier,
+		Mode:      c.rule.Mode,
+		Allowed:   d.Allowed,
+		Committed: sd.Committed,
+		Limit:     q.base.Limit(),
+		Window:    q.base.Window(),
+		Remaining: p.Remaining,
+		Reset:     p.ResetAfter,
+	}
+	if p.Allowed && !rr.Committed {
+		// Published figures assume the request is counted; it was not.
+		rr.Remaining += check.N
+	}
+	if d.Allowed {
+		rr.Elastic = c.rule.Mode == ModeElastic && !p.Allowed
+		if c.rule.Shape {
+			rr.Delay = d.Delay
+		}
+		return
+	}
+	rr.RetryAfter = d.RetryAfter
+	if c.rule.Mode == ModeElastic && !p.Allowed {
+		rr.RetryAfter = max(rr.RetryAfter, p.RetryAfter)
+	}
+	rr.Shadowed = check.Advisory
 }
 
 // Close releases the limiter's own store (not one given with [WithStore]). Decide after Close

@@ -81,7 +81,7 @@ func TestMemoryStoreErrors(t *testing.T) {
 	assert.ErrorIs(t, err, ErrInvalidOption)
 }
 
-func TestMemoryStoreEvictionPrefersIdle(t *testing.T) {
+func TestMemoryStoreEvictsOnlyIdle(t *testing.T) {
 	ctx := context.Background()
 	t0 := time.Unix(1_700_000_000, 0)
 	a := mustAlg(t, "token-bucket", 1, time.Minute)
@@ -94,7 +94,7 @@ func TestMemoryStoreEvictionPrefersIdle(t *testing.T) {
 		require.NoError(t, err)
 		return d[0]
 	}
-	apply(t0, "throttled-old")            // least recently used, busy until t0+1m
+	apply(t0, "throttled-old")            // busy until t0+1m
 	apply(t0.Add(-2*time.Minute), "idle") // used long ago: idle at t0
 	apply(t0, "throttled-new")
 	require.Equal(t, 3, s.Stats().Keys)
@@ -102,22 +102,38 @@ func TestMemoryStoreEvictionPrefersIdle(t *testing.T) {
 	assert.True(t, apply(t0, "newcomer").Decision.Allowed)
 	st := s.Stats()
 	assert.Equal(t, 3, st.Keys)
-	assert.Equal(t, int64(1), st.Evictions)
-	assert.Equal(t, int64(0), st.EvictedActive, "the idle key went first")
+	assert.Equal(t, int64(1), st.Evictions, "the idle key made room")
+	assert.Zero(t, st.Overflowed)
 	assert.False(t, apply(t0, "throttled-old").Decision.Allowed, "a throttled key keeps its state")
 
-	// Now every key is busy: the least recently used one goes, and that is counted.
-	apply(t0, "another")
+	// Now every key is busy: newcomers are not tracked and share the rule's overflow state (one
+	// key's quota, 1 per minute); no busy key is evicted.
+	assert.True(t, apply(t0, "another").Decision.Allowed, "the overflow state's first request")
+	assert.False(t, apply(t0, "yet-another").Decision.Allowed, "the overflow state is spent")
+	assert.False(t, apply(t0, "another").Decision.Allowed, "an untracked key stays on the overflow state")
 	st = s.Stats()
-	assert.Equal(t, int64(2), st.Evictions)
-	assert.Equal(t, int64(1), st.EvictedActive)
-	assert.Equal(t, map[string]int64{"r": 2}, st.RuleEvictions)
-	assert.LessOrEqual(t, st.Keys, 3)
+	assert.Equal(t, int64(1), st.Evictions)
+	assert.Zero(t, st.EvictedActive)
+	assert.Equal(t, int64(3), st.Overflowed)
+	assert.Equal(t, map[string]int64{"r": 3}, st.RuleOverflowed)
+	assert.Equal(t, map[string]int64{"r": 1}, st.RuleEvictions)
+	assert.Equal(t, 3, st.Keys)
+	for _, k := range []string{"throttled-old", "throttled-new", "newcomer"} {
+		assert.False(t, apply(t0, k).Decision.Allowed, "%s is still throttled", k)
+	}
+
+	// A minute later every state is idle again: a newcomer gets its own state.
+	t1 := t0.Add(time.Minute)
+	assert.True(t, apply(t1, "later").Decision.Allowed)
+	assert.True(t, apply(t1, "another").Decision.Allowed, "tracked now, with its own quota")
+	st = s.Stats()
+	assert.Equal(t, int64(3), st.Evictions)
+	assert.Equal(t, int64(3), st.Overflowed)
 }
 
 func TestMemoryStoreCapWithPinnedKeys(t *testing.T) {
 	// One shard of one key, and a request that needs three keys in it: the request is decided on
-	// all three, and the store trims back to its cap before Apply returns.
+	// all three, two of them on their rules' overflow states, and the store never exceeds its cap.
 	s, err := newMemoryStore(1, 1)
 	require.NoError(t, err)
 	defer s.Close()
@@ -127,7 +143,10 @@ func TestMemoryStoreCapWithPinnedKeys(t *testing.T) {
 	for _, x := range d {
 		assert.True(t, x.Committed)
 	}
-	assert.Equal(t, 1, s.Stats().Keys)
+	st := s.Stats()
+	assert.Equal(t, 1, st.Keys)
+	assert.Equal(t, int64(2), st.Overflowed)
+	assert.Equal(t, map[string]int64{"y": 1, "z": 1}, st.RuleOverflowed)
 }
 
 func TestMemoryStoreOneKeyManyGoroutines(t *testing.T) {
@@ -166,7 +185,9 @@ func heapInUse() uint64 {
 
 // TestKeyFlood sends 1,000,000 requests from distinct client addresses through a limiter with the
 // default cap (100,000 keys): the store never exceeds the cap, memory stops growing once the cap
-// is reached, and the bytes per key are reported.
+// is reached, and the bytes per key are reported. Every tracked key is busy (one of its 10 tokens
+// per minute spent) so none is evicted: the keys beyond the cap share the rule's overflow state,
+// which admits one key's quota.
 func TestKeyFlood(t *testing.T) {
 	const total = 1_000_000
 	now := time.Unix(1_700_000_000, 0)
@@ -179,11 +200,15 @@ func TestKeyFlood(t *testing.T) {
 	}
 	before := heapInUse()
 	var atCap uint64
+	admitted := 0
 	for i := range total {
 		r.RemoteAddr = addr(i)
 		res, err := l.Decide(r)
-		if err != nil || !res.Allowed {
-			t.Fatalf("request %d: allowed=%v err=%v", i, res.Allowed, err)
+		if err != nil {
+			t.Fatalf("request %d: %v", i, err)
+		}
+		if res.Allowed {
+			admitted++
 		}
 		if i+1 == DefaultMaxKeys {
 			atCap = heapInUse()
@@ -198,10 +223,85 @@ func TestKeyFlood(t *testing.T) {
 	}
 	after := heapInUse()
 	st := l.Stats()
-	t.Logf("after %d distinct keys: %d tracked, %d evictions (%d active), heap %d -> %d bytes",
-		total, st.Store.Keys, st.Store.Evictions, st.Store.EvictedActive, atCap-before, after-before)
+	t.Logf("after %d distinct keys: %d tracked, %d evictions, %d overflowed, heap %d -> %d bytes",
+		total, st.Store.Keys, st.Store.Evictions, st.Store.Overflowed, atCap-before, after-before)
 	assert.LessOrEqual(t, st.Store.Keys, DefaultMaxKeys)
-	assert.Equal(t, int64(total-st.Store.Keys), st.Store.Evictions)
-	assert.Equal(t, st.Store.Evictions, st.Rules["per-ip"].Evictions)
+	assert.Zero(t, st.Store.Evictions, "no busy key is evicted")
+	assert.Equal(t, int64(total-st.Store.Keys), st.Store.Overflowed)
+	assert.Equal(t, st.Store.Overflowed, st.Rules["per-ip"].Overflowed)
+	assert.Equal(t, st.Store.Keys+10, admitted, "each tracked key once, the overflow state its 10")
 	assert.Less(t, after, before+atCap-before+(atCap-before)/2, "memory keeps growing past the cap")
+}
+
+// TestMemoryStoreHashCollisions forces every key into one of four hashes, so that entries share
+// collision chains, and checks that each key still has its own state, through eviction too.
+func TestMemoryStoreHashCollisions(t *testing.T) {
+	ctx := context.Background()
+	s, err := newMemoryStore(50, 1)
+	require.NoError(t, err)
+	defer s.Close()
+	s.hashBits = 3
+	a := mustAlg(t, "fixed-window", 2, time.Minute)
+	t0 := time.Unix(1_700_000_000, 0).Truncate(time.Minute)
+	round := func(now time.Time, prefix string, keys int) {
+		t.Helper()
+		for i := range keys {
+			k := prefix + strconv.Itoa(i)
+			for n := range 3 {
+				d, err := s.Apply(ctx, now, []StoreCheck{check(a, "r", k)})
+				require.NoError(t, err)
+				require.Equal(t, n < 2, d[0].Decision.Allowed, "key %s, request %d", k, n+1)
+			}
+		}
+	}
+	round(t0, "a", 40)
+	assert.Equal(t, 40, s.Stats().Keys)
+	// A minute later every state is idle: 40 new keys take the 10 free places and replace 30 idle
+	// states, unlinking them from their chains.
+	round(t0.Add(time.Minute), "b", 40)
+	st := s.Stats()
+	assert.Equal(t, 50, st.Keys)
+	assert.Equal(t, int64(30), st.Evictions)
+	assert.Zero(t, st.Overflowed)
+	total := 0
+	for _, e := range s.shards[0].m {
+		for ; e != nil; e = e.same {
+			total++
+			assert.LessOrEqual(t, e.hash, uint64(3))
+		}
+	}
+	assert.Equal(t, 50, total, "every tracked entry is reachable through the index, once")
+}
+
+// TestMemoryStoreConcurrentFlood floods a small store from many goroutines with new keys, each
+// asked about once: each tracked key admits its request, and all the untracked ones together
+// exactly the overflow state's quota.
+func TestMemoryStoreConcurrentFlood(t *testing.T) {
+	const (
+		workers = 8
+		perW    = 200
+		limit   = 3
+	)
+	s, err := NewMemoryStore(64)
+	require.NoError(t, err)
+	defer s.Close()
+	a := mustAlg(t, "fixed-window", limit, time.Hour)
+	now := time.Unix(1_700_000_000, 0)
+	var admitted atomic.Int64
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for i := range perW {
+				d, err := s.Apply(context.Background(), now, []StoreCheck{check(a, "r", strconv.Itoa(w)+"/"+strconv.Itoa(i))})
+				if err == nil && d[0].Committed {
+					admitted.Add(1)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	st := s.Stats()
+	assert.Equal(t, int64(st.Keys+limit), admitted.Load())
+	assert.Equal(t, int64(workers*perW-st.Keys), st.Overflowed)
+	assert.Zero(t, st.Evictions)
 }

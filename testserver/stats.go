@@ -3,6 +3,7 @@ package testserver
 import (
 	"maps"
 	"sync"
+	"sync/atomic"
 )
 
 // Counters counts a rule's (or one key's) decisions.
@@ -19,6 +20,9 @@ type Counters struct {
 	Blocked int64 `json:"blocked,omitempty"`
 	// Evictions counts the rule's key states evicted from the store (rules only).
 	Evictions int64 `json:"evictions"`
+	// Overflowed counts the rule's decisions on keys the store could not track, made on the
+	// rule's shared overflow state (rules only; see StoreStats.Overflowed).
+	Overflowed int64 `json:"overflowed,omitempty"`
 }
 
 // Stats is a snapshot of a limiter's counters. Its JSON form is what /-/stats serves.
@@ -37,97 +41,129 @@ type Stats struct {
 	Server *ServerStats `json:"server,omitempty"`
 }
 
-// statsTable holds the counters; one mutex is enough for a test server's request rates.
+// ruleCounters are Counters updated atomically, so that decisions record without a lock.
+type ruleCounters struct {
+	allowed, denied, shadowed, elastic, blocked atomic.Int64
+}
+
+func (c *ruleCounters) count(admitted bool, rr *RuleResult) {
+	switch {
+	case rr.Shadowed:
+		c.shadowed.Add(1)
+	case !rr.Allowed:
+		c.denied.Add(1)
+	case admitted:
+		c.allowed.Add(1)
+		if rr.Elastic {
+			c.elastic.Add(1)
+		}
+	default:
+		c.blocked.Add(1)
+	}
+}
+
+func (c *ruleCounters) load() Counters {
+	return Counters{
+		Allowed:  c.allowed.Load(),
+		Denied:   c.denied.Load(),
+		Shadowed: c.shadowed.Load(),
+		Elastic:  c.elastic.Load(),
+		Blocked:  c.blocked.Load(),
+	}
+}
+
+// statKey names one key's counters.
+type statKey struct{ rule, key string }
+
+// statsTable holds the counters. Recording a decision takes no lock: rule counters are reached
+// through the compiled rule, key counters through a concurrent map; only adding a rule or one of
+// the first maxKeys keys locks.
 type statsTable struct {
-	mu        sync.Mutex
-	rules     map[string]*Counters
-	keys      map[string]map[string]*Counters
-	nkeys     int
-	maxKeys   int
-	untracked int64
+	mu        sync.Mutex // serialises additions to rules and keys
+	rules     sync.Map   // rule name -> *ruleCounters
+	keys      sync.Map   // statKey -> *ruleCounters
+	nkeys     atomic.Int64
+	maxKeys   int64
+	untracked atomic.Int64
 }
 
 func newStatsTable(maxKeys int) *statsTable {
-	return &statsTable{rules: map[string]*Counters{}, keys: map[string]map[string]*Counters{}, maxKeys: maxKeys}
+	return &statsTable{maxKeys: int64(maxKeys)}
 }
 
-func (t *statsTable) addRule(name string) {
+// addRule returns the counters of the rule called name, creating them at the first call.
+func (t *statsTable) addRule(name string) *ruleCounters {
+	if c, ok := t.rules.Load(name); ok {
+		return c.(*ruleCounters)
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if _, ok := t.rules[name]; !ok {
-		t.rules[name] = &Counters{}
-	}
+	c, _ := t.rules.LoadOrStore(name, &ruleCounters{})
+	return c.(*ruleCounters)
 }
 
-func (c *Counters) count(admitted bool, rr *RuleResult) {
-	switch {
-	case rr.Shadowed:
-		c.Shadowed++
-	case !rr.Allowed:
-		c.Denied++
-	case admitted:
-		c.Allowed++
-		if rr.Elastic {
-			c.Elastic++
-		}
-	default:
-		c.Blocked++
+// record counts one rule's part rr of a decision: in rc, the rule's counters, and in its key's.
+func (t *statsTable) record(rc *ruleCounters, admitted bool, rr *RuleResult) {
+	rc.count(admitted, rr)
+	if t.maxKeys == 0 {
+		t.untracked.Add(1)
+		return
 	}
-}
-
-func (t *statsTable) record(res *Result) {
+	id := statKey{rr.Rule, rr.Key}
+	if kc, ok := t.keys.Load(id); ok {
+		kc.(*ruleCounters).count(admitted, rr)
+		return
+	}
+	if t.nkeys.Load() >= t.maxKeys {
+		// The table is full: only the keys already in it are counted individually.
+		t.untracked.Add(1)
+		return
+	}
 	t.mu.Lock()
-	defer t.mu.Unlock()
-	for i := range res.Rules {
-		rr := &res.Rules[i]
-		rc, ok := t.rules[rr.Rule]
-		if !ok {
-			rc = &Counters{}
-			t.rules[rr.Rule] = rc
-		}
-		rc.count(res.Allowed, rr)
-		km := t.keys[rr.Rule]
-		kc, ok := km[rr.Key]
-		if !ok {
-			if t.nkeys >= t.maxKeys {
-				t.untracked++
-				continue
-			}
-			if km == nil {
-				km = map[string]*Counters{}
-				t.keys[rr.Rule] = km
-			}
-			kc = &Counters{}
-			km[rr.Key] = kc
-			t.nkeys++
-		}
-		kc.count(res.Allowed, rr)
+	if t.nkeys.Load() >= t.maxKeys {
+		t.mu.Unlock()
+		t.untracked.Add(1)
+		return
 	}
+	kc, loaded := t.keys.LoadOrStore(id, &ruleCounters{})
+	if !loaded {
+		t.nkeys.Add(1)
+	}
+	t.mu.Unlock()
+	kc.(*ruleCounters).count(admitted, rr)
 }
 
 func (t *statsTable) snapshot(store StoreStats) Stats {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	s := Stats{Rules: make(map[string]Counters, len(t.rules)), UntrackedKeys: t.untracked, Store: store}
-	for name, c := range t.rules {
-		s.Rules[name] = *c
-	}
+	s := Stats{Rules: map[string]Counters{}, UntrackedKeys: t.untracked.Load(), Store: store}
+	t.rules.Range(func(name, c any) bool {
+		s.Rules[name.(string)] = c.(*ruleCounters).load()
+		return true
+	})
 	for name, n := range store.RuleEvictions {
 		c := s.Rules[name]
 		c.Evictions = n
 		s.Rules[name] = c
 	}
-	if len(t.keys) > 0 {
-		s.Keys = make(map[string]map[string]Counters, len(t.keys))
-		for rule, km := range t.keys {
-			out := make(map[string]Counters, len(km))
-			for k, c := range km {
-				out[k] = *c
-			}
-			s.Keys[rule] = out
-		}
+	for name, n := range store.RuleOverflowed {
+		c := s.Rules[name]
+		c.Overflowed = n
+		s.Rules[name] = c
 	}
+	t.keys.Range(func(k, c any) bool {
+		id := k.(statKey)
+		if s.Keys == nil {
+			s.Keys = map[string]map[string]Counters{}
+		}
+		km := s.Keys[id.rule]
+		if km == nil {
+			km = map[string]Counters{}
+			s.Keys[id.rule] = km
+		}
+		km[id.key] = c.(*ruleCounters).load()
+		return true
+	})
 	s.Store.RuleEvictions = maps.Clone(store.RuleEvictions)
+	s.Store.RuleOverflowed = maps.Clone(store.RuleOverflowed)
 	return s
 }
 

@@ -68,8 +68,15 @@ type StoreStats struct {
 	// Evictions is the total number of states evicted to stay under MaxKeys.
 	Evictions int64 `json:"evictions"`
 	// EvictedActive counts evictions of states that were not idle (they could hand the key a
-	// fresher quota than it had); the memory store avoids them where it can.
+	// fresher quota than it had). The memory store never makes one: it decides a key it cannot
+	// track on the rule's overflow state instead (see Overflowed).
 	EvictedActive int64 `json:"evicted_active"`
 	// RuleEvictions counts evictions by rule name.
 	RuleEvictions map[string]int64 `json:"rule_evictions,omitempty"`
+	// Overflowed counts decisions on keys the store could not track because it was full of
+	// states that were not idle: each was decided on its rule's overflow state, which all such
+	// keys share (memory store).
+	Overflowed int64 `json:"overflowed"`
+	// RuleOverflowed counts Overflowed by rule name.
+	RuleOverflowed map[string]int64 `json:"rule_overflowed,omitempty"`
 }

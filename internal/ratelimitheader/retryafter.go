@@ -48,12 +48,18 @@ func RetryAfter(h http.Header, now time.Time) (time.Duration, bool) {
 // client that waits exactly the advertised time is not early. Durations above MaxDelay are written as
 // MaxDelay, the most any parser here accepts.
 func FormatRetryAfter(d time.Duration) string {
+	var buf [20]byte
+	return string(appendRetryAfter(buf[:0], d))
+}
+
+// appendRetryAfter appends FormatRetryAfter(d) to b.
+func appendRetryAfter(b []byte, d time.Duration) []byte {
 	if d <= 0 {
-		return "1"
+		return append(b, '1')
 	}
 	// Not clamped to MaxDelay (a guard against lying servers when parsing): a server must never
 	// advertise less than the real wait, or a client that waits exactly that long is refused.
-	return strconv.FormatInt(max(int64((d-1)/time.Second)+1, 1), 10)
+	return strconv.AppendInt(b, max(int64((d-1)/time.Second)+1, 1), 10)
 }
 
 // ceilSeconds returns d in whole seconds, rounded up, after clamping d to [0, MaxDelay].

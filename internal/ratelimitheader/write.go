@@ -4,8 +4,6 @@ import (
 	"net/http"
 	"strconv"
 	"time"
-
-	"github.com/dunglas/httpsfv"
 )
 
 // Fields is what a server advertises on a response. The zero value advertises an unnamed policy
@@ -47,47 +45,81 @@ const maxSFInteger = 999_999_999_999_999
 // as '_'.
 //
 // Write is safe for concurrent use with distinct headers.
+//
+// The values are serialised by hand, not by a general structured-field serializer: the only
+// structured values written are one String and Integers, and writing them directly costs two
+// allocations per call (one string holding every value, one slice holding every header's value list).
 func Write(h http.Header, f Fields) {
 	name := policyName(f.Policy)
 	remaining := min(max(f.Remaining, 0), maxSFInteger)
 	reset := ceilSeconds(f.Reset)
 
+	// Every value is appended to one buffer; ends[i] is where value i ends, keys[i] its header.
+	var (
+		buf  [256]byte
+		b    = buf[:0]
+		ends [6]int
+		keys [6]string
+		n    = 0
+	)
+	next := func(key string) {
+		keys[n], ends[n] = key, len(b)
+		n++
+	}
 	if f.Limit > 0 {
 		limit := min(f.Limit, maxSFInteger)
-		params := httpsfv.NewParams()
+		b = appendSFString(b, name)
 		if f.Window > 0 {
 			q, w := scaleWindow(limit, f.Window)
-			params.Add("q", q)
-			params.Add("w", w)
+			b = append(b, ";q="...)
+			b = strconv.AppendInt(b, q, 10)
+			b = append(b, ";w="...)
+			b = strconv.AppendInt(b, w, 10)
 		} else {
-			params.Add("q", limit)
+			b = append(b, ";q="...)
+			b = strconv.AppendInt(b, limit, 10)
 		}
-		setStructured(h, HeaderRateLimitPolicy, name, params)
-		h[HeaderXLimit] = []string{strconv.FormatInt(limit, 10)}
+		next(HeaderRateLimitPolicy)
+		b = strconv.AppendInt(b, limit, 10)
+		next(HeaderXLimit)
+	}
+	b = appendSFString(b, name)
+	b = append(b, ";r="...)
+	b = strconv.AppendInt(b, remaining, 10)
+	b = append(b, ";t="...)
+	b = strconv.AppendInt(b, reset, 10)
+	next(HeaderRateLimit)
+	b = strconv.AppendInt(b, remaining, 10)
+	next(HeaderXRemaining)
+	b = strconv.AppendInt(b, reset, 10)
+	next(HeaderXReset)
+	if f.RetryAfter > 0 {
+		b = appendRetryAfter(b, f.RetryAfter)
+		next(HeaderRetryAfter)
 	}
 
-	params := httpsfv.NewParams()
-	params.Add("r", remaining)
-	params.Add("t", reset)
-	setStructured(h, HeaderRateLimit, name, params)
-	h[HeaderXRemaining] = []string{strconv.FormatInt(remaining, 10)}
-	h[HeaderXReset] = []string{strconv.FormatInt(reset, 10)}
-
-	if f.RetryAfter > 0 {
-		h[HeaderRetryAfter] = []string{FormatRetryAfter(f.RetryAfter)}
+	all := string(b)
+	values := make([]string, n)
+	start := 0
+	for i := range n {
+		values[i] = all[start:ends[i]]
+		start = ends[i]
+		// A one-element list of its own capacity: appending to one header never touches another.
+		h[keys[i]] = values[i : i+1 : i+1]
 	}
 }
 
-// setStructured sets key to a one-member List: the String name with params. Inputs are sanitized by
-// the caller (printable name, integers within the structured-field range), so marshalling cannot fail;
-// if it did, the field would be left out rather than written wrong.
-func setStructured(h http.Header, key, name string, params *httpsfv.Params) {
-	v, err := httpsfv.Marshal(httpsfv.List{httpsfv.Item{Value: name, Params: params}})
-	if err != nil {
-		delete(h, key)
-		return
+// appendSFString appends s as a structured-field String (RFC 9651 section 4.1.6): quoted, with '"'
+// and '\' escaped. s must hold printable ASCII only (see policyName).
+func appendSFString(b []byte, s string) []byte {
+	b = append(b, '"')
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c == '"' || c == '\\' {
+			b = append(b, '\\')
+		}
+		b = append(b, s[i])
 	}
-	h[key] = []string{v}
+	return append(b, '"')
 }
 
 // policyName returns the policy name to write: "default" for "", and bytes outside the printable

@@ -3,10 +3,13 @@ package ratelimitheader
 import (
 	"math/big"
 	"net/http"
+	"strconv"
 	"testing"
 	"time"
 
+	"github.com/dunglas/httpsfv"
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestWrite(t *testing.T) {
@@ -161,6 +164,48 @@ func TestScaleWindowRate(t *testing.T) {
 			if window%time.Second == 0 {
 				assert.Equal(t, limit, q)
 				assert.Equal(t, int64(window/time.Second), w)
+			}
+		}
+	}
+}
+
+// TestWriteMatchesHTTPSFV checks the hand-written serialisation against httpsfv's general
+// serializer, for names that need escaping and numbers at the edges of the Integer range.
+func TestWriteMatchesHTTPSFV(t *testing.T) {
+	names := []string{"", "default", "per-ip", `quo"te`, `back\slash`, `"\"`, "with space", "x;q=1", "~!#$%&'()*+,-./:<=>?@[]^_`{|}"}
+	limits := []int64{0, 1, 7, 1000, maxSFInteger, maxSFInteger + 1}
+	windows := []time.Duration{0, time.Millisecond, 1500 * time.Millisecond, time.Second, time.Hour, 1000 * time.Hour}
+	marshal := func(name string, params ...any) string {
+		p := httpsfv.NewParams()
+		for i := 0; i < len(params); i += 2 {
+			p.Add(params[i].(string), params[i+1])
+		}
+		v, err := httpsfv.Marshal(httpsfv.List{httpsfv.Item{Value: name, Params: p}})
+		require.NoError(t, err)
+		return v
+	}
+	for _, name := range names {
+		for _, limit := range limits {
+			for _, window := range windows {
+				f := Fields{Policy: name, Limit: limit, Window: window, Remaining: limit / 3, Reset: window / 2, RetryAfter: window}
+				h := http.Header{}
+				Write(h, f)
+				pn := policyName(name)
+				if limit > 0 {
+					l := min(limit, maxSFInteger)
+					want := marshal(pn, "q", l)
+					if window > 0 {
+						q, w := scaleWindow(l, window)
+						want = marshal(pn, "q", q, "w", w)
+					}
+					assert.Equal(t, []string{want}, h[HeaderRateLimitPolicy], "%q %d %v", name, limit, window)
+				} else {
+					assert.NotContains(t, h, HeaderRateLimitPolicy)
+				}
+				r := min(max(f.Remaining, 0), maxSFInteger)
+				assert.Equal(t, []string{marshal(pn, "r", r, "t", ceilSeconds(f.Reset))}, h[HeaderRateLimit])
+				h.Add(HeaderXRemaining, "appended")
+				assert.Equal(t, []string{strconv.FormatInt(ceilSeconds(f.Reset), 10)}, h[HeaderXReset], "appending to one header leaves the others")
 			}
 		}
 	}
