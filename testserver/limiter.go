@@ -126,7 +126,7 @@ func (l *Limiter) decide(r *http.Request, now time.Time) (Result, error) {
 		}
 		key, parts := c.key.derive(r, &l.cfg.ips)
 		q := c.quota(key, parts)
-		check := StoreCheck{Rule: c.rule.Name, Scope: q.scope, Key: key, N: 1, Algorithm: q.enforce}
+		check := StoreCheck{Rule: c.rule.Name, Scope: q.scope, Key: key, N: 1, Algorithm: q.enforce, CountDenied: c.rule.CountDenied}
 		switch c.rule.Mode {
 		case ModeSoft:
 			check.Publish = q.base

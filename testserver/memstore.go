@@ -197,11 +197,19 @@ func (s *MemoryStore) Apply(ctx context.Context, now time.Time, checks []StoreCh
 			ok = false
 		}
 	}
-	if ok {
-		for i := range checks {
-			if out[i].Decision.Allowed {
-				checks[i].Algorithm.Commit(&entries[i].state, now, checks[i].N)
-				out[i].Committed = true
+	for i := range checks {
+		c := &checks[i]
+		if (ok && out[i].Decision.Allowed) || c.CountDenied {
+			c.Algorithm.Commit(&entries[i].state, now, c.N)
+			out[i].Committed = true
+		}
+		if c.CountDenied && !out[i].Decision.Allowed {
+			// The denial was counted: its Retry-After and Remaining are those of the state that
+			// counts it (deciding again cannot admit, the count only grew).
+			out[i].Decision = c.Algorithm.Decide(&entries[i].state, now, c.N)
+			out[i].Published = out[i].Decision
+			if c.Publish != nil {
+				out[i].Published = c.Publish.Decide(&entries[i].state, now, c.N)
 			}
 		}
 	}
