@@ -62,6 +62,7 @@ type cell struct {
 	Workers int // per client
 	Headers string
 	Clients int // independent clients sharing the key
+	N       int // requests per client; 0: perClient's rule (the real-time check sets it to stay short)
 }
 
 func (c cell) String() string {
@@ -92,6 +93,9 @@ const manyClients = 10
 
 // perClient returns how many requests each client of c sends.
 func (c cell) perClient() int {
+	if c.N > 0 {
+		return c.N
+	}
 	windows := float64(judgedWindows)
 	if c.Clients >= manyClients {
 		windows += warmupWindows

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"strconv"
 	"sync"
@@ -59,72 +60,104 @@ func phaseOf(c cell, seed uint64) time.Duration {
 	return time.Duration(rng.Int64N(int64(c.Limit.Window)))
 }
 
-// runOnce runs client kind on cell c with seed in a synctest bubble of t: c.Clients independent
-// clients of kind, each with c.Workers workers sending c.perClient() GETs through its own
-// connections and the wire, against one simulated server, starting at seed's phase of the window.
+// runOnce runs client kind on cell c with seed in a synctest bubble of t (see simulate).
 func runOnce(t *testing.T, c cell, kind string, seed uint64) outcome {
 	var out outcome
 	synctest.Test(t, func(t *testing.T) {
 		// The bubble's clock starts on a boundary of every window (midnight, 1 January 2000).
 		time.Sleep(phaseOf(c, seed))
-		start := time.Now()
-		rules, offsets, err := rulesFor(c.Server, c.Limit, nominal(c))
-		if err != nil {
+		var err error
+		if out, err = simulate(c, kind, pipeNet{pipenet.New()}); err != nil {
 			t.Fatal(err)
 		}
-		srv, err := newSimServer(c.Headers, rules, offsets, start, c.Clients, c.warmup())
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer srv.close()
-		var shared throttle.Limiter
-		if kind == clientPhysical {
-			if shared, err = newClairvoyant(rules, offsets, start, c.RTT/2); err != nil {
-				t.Fatal(err)
-			}
-		}
-		ln := pipenet.New()
-		hs := &http.Server{Handler: srv}
-		go func() { _ = hs.Serve(ln) }()
-		defer hs.Close()
-
-		ctx, cancel := context.WithTimeout(context.Background(), runBound(c))
-		defer cancel()
-		n := c.perClient()
-		var lost atomic.Int64
-		var wg sync.WaitGroup
-		for i := range c.Clients {
-			tr := &http.Transport{DialContext: ln.DialContext, MaxIdleConnsPerHost: c.Workers, MaxIdleConns: c.Workers}
-			defer tr.CloseIdleConnections()
-			send, err := newSender(kind, c, &wire{next: tr, leg: c.RTT / 2}, shared)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var next, done atomic.Int64
-			id := strconv.Itoa(i)
-			for range min(c.Workers, n) {
-				wg.Go(func() {
-					for next.Add(1) <= int64(n) {
-						if !sendOne(ctx, send, id) {
-							lost.Add(1)
-						}
-						if done.Add(1) == int64(n) {
-							srv.clientDone()
-						}
-					}
-				})
-			}
-		}
-		wg.Wait()
-		out.elapsed = time.Since(start)
-		out.lost = lost.Load()
-		srv.mu.Lock()
-		out.attempts, out.denied = srv.attempts, srv.denied
-		out.warmAttempts, out.warmDenied = srv.warmAttempts, srv.warmDenied
-		out.admitted = srv.admittedAtFirstDone
-		srv.mu.Unlock()
 	})
 	return out
+}
+
+// network is where a run's server listens and its clients dial.
+type network interface {
+	listener() net.Listener
+	dial(ctx context.Context, network, addr string) (net.Conn, error)
+}
+
+// pipeNet is the in-memory network of virtual time.
+type pipeNet struct{ l *pipenet.Listener }
+
+func (p pipeNet) listener() net.Listener { return p.l }
+func (p pipeNet) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	return p.l.DialContext(ctx, network, addr)
+}
+
+// simulate runs client kind on cell c from now on: c.Clients independent clients of kind, each
+// with c.Workers workers sending c.perClient() GETs through its own connections and the wire,
+// against one server on nw. The caller starts it at the window phase it wants.
+func simulate(c cell, kind string, nw network) (outcome, error) {
+	var out outcome
+	start := time.Now()
+	rules, offsets, err := rulesFor(c.Server, c.Limit, nominal(c))
+	if err != nil {
+		return out, err
+	}
+	srv, err := newSimServer(c.Headers, rules, offsets, start, c.Clients, c.warmup())
+	if err != nil {
+		return out, err
+	}
+	defer srv.close()
+	var shared throttle.Limiter
+	if kind == clientPhysical {
+		if shared, err = newClairvoyant(rules, offsets, start, c.RTT/2); err != nil {
+			return out, err
+		}
+	}
+	ln := nw.listener()
+	hs := &http.Server{Handler: srv}
+	go func() { _ = hs.Serve(ln) }()
+	defer hs.Close()
+
+	ctx, cancel := context.WithTimeout(context.Background(), runBound(c))
+	defer cancel()
+	n := c.perClient()
+	var lost atomic.Int64
+	var wg sync.WaitGroup
+	var transports []*http.Transport
+	defer func() {
+		for _, tr := range transports {
+			tr.CloseIdleConnections()
+		}
+	}()
+	for i := range c.Clients {
+		tr := &http.Transport{DialContext: nw.dial, MaxIdleConnsPerHost: c.Workers, MaxIdleConns: c.Workers}
+		transports = append(transports, tr)
+		send, err := newSender(kind, c, &wire{next: tr, leg: c.RTT / 2}, shared)
+		if err != nil {
+			cancel()
+			wg.Wait()
+			return out, err
+		}
+		var next, done atomic.Int64
+		id := strconv.Itoa(i)
+		for range min(c.Workers, n) {
+			wg.Go(func() {
+				for next.Add(1) <= int64(n) {
+					if !sendOne(ctx, send, id) {
+						lost.Add(1)
+					}
+					if done.Add(1) == int64(n) {
+						srv.clientDone()
+					}
+				}
+			})
+		}
+	}
+	wg.Wait()
+	out.elapsed = time.Since(start)
+	out.lost = lost.Load()
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	out.attempts, out.denied = srv.attempts, srv.denied
+	out.warmAttempts, out.warmDenied = srv.warmAttempts, srv.warmDenied
+	out.admitted = srv.admittedAtFirstDone
+	return out, nil
 }
 
 // sendOne sends one GET as client id and reports whether it succeeded (a 200 in the end).
