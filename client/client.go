@@ -44,8 +44,8 @@ type Transport struct {
 // attempts through base (http.DefaultTransport when nil, or WithBase's RoundTripper when given).
 //
 // With no options: no queue, package retry's default attempts and backoff, Retry-After honoured
-// with a pause of the whole host, and an adaptive pace per host that learns the server's rate
-// (WithAdaptive; WithTokenBucket, WithLeakyBucket, WithWindowQuota or WithWindowCounter set a
+// with a pause of the whole host, and a learned pace per host (throttle/learn) that follows the server
+// (WithLearner; WithTokenBucket, WithLeakyBucket, WithWindowQuota or WithWindowCounter set a
 // known pace instead, WithoutPace none). Invalid options do not panic: every RoundTrip of the returned Transport closes
 // the request body and fails with an error matching
 // ErrInvalidOption (see Validate).

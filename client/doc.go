@@ -14,8 +14,8 @@
 //
 // With no options the stack is safe and useful: retries with package retry's defaults, honours
 // Retry-After with a per-host pause, and paces each host just under the rate it learns from the
-// server's responses (throttle.Adaptive: rate-limit headers when the server sends them, 429s when it
-// does not; LearnedRate reports it). Options set a known pace per host instead (WithTokenBucket,
+// server's responses (throttle/learn: rate-limit headers when the server sends them, 429s when it
+// does not; LearnedRate and LearnedLimit report it). Options set a known pace per host instead (WithTokenBucket,
 // WithLeakyBucket, WithWindowQuota for a quota per window usable at any time within it,
 // WithWindowCounter for a sliding window counter on epoch-aligned windows, WithLimiter, or
 // WithoutPace for none), queue limits (WithMaxInFlight,

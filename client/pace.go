@@ -7,30 +7,20 @@ import (
 	"github.com/steadyhttp/steady/throttle/learn"
 )
 
-// defaultLimiter is the pace of a stack given no pace option: an adaptive limiter per key that
-// learns the server's rate from its responses (rate-limit headers when it sends them, 429s when it
-// does not) and paces just under it.
-func defaultLimiter() func(key string) (throttle.Limiter, error) { return throttle.AdaptiveFactory() }
+// defaultLimiter is the pace of a stack given no pace option: a learner per key (package
+// throttle/learn) that learns the server's limit from its responses (rate-limit headers in any
+// dialect the dialects package reads when it sends them, throttles when it does not) and paces
+// just under it.
+func defaultLimiter() func(key string) (throttle.Limiter, error) { return learn.Factory() }
 
-// WithAdaptive sets the default pace explicitly, with options: an adaptive limiter per key
-// (throttle.NewAdaptive) that learns the server's rate. Use it to tune the learning, for example
-// throttle.WithThrottleStatuses(429, 503) for an API that throttles with 503. Invalid adaptive
-// options make every request fail with their error.
-func WithAdaptive(opts ...throttle.AdaptiveOption) Option {
-	return optionFunc(func(c *config) {
-		c.paceSet = true
-		c.limiter = throttle.AdaptiveFactory(opts...)
-	})
-}
-
-// WithLearner paces every key with the rebuilt learner (package throttle/learn): one model per
-// key, one strategy in charge at a time (a Retry-After pause, the server's declared quota while its
-// headers are believed, learned window cycles, or a rate law whose share of 429s is bounded by
-// construction), every transition observable (learn.WithObserver, learn.WithLogger) and every
-// constant derived from the measured round trip, rate and requests in flight (docs/learner.md).
-// It will replace the default pace (WithAdaptive) once it meets every operating point the older
-// one meets; until then it is opt-in. Invalid learn options make every request fail with their
-// error (see Validate).
+// WithLearner sets the default pace explicitly, with options: a learner per key (package
+// throttle/learn) with one model per key and one strategy in charge at a time (a Retry-After
+// pause, the server's declared quota while its headers are believed, learned window cycles, or a
+// rate law whose share of throttles is bounded by construction), every transition observable
+// (learn.WithObserver, learn.WithLogger) and every constant derived from the measured round trip,
+// rate and requests in flight (docs/learner.md). Use it to tune the learning, for example
+// learn.WithThrottleStatuses(429, 503) for an API that throttles with 503. Invalid learn options
+// make every request fail with their error (see Validate).
 func WithLearner(opts ...learn.Option) Option {
 	return optionFunc(func(c *config) {
 		if _, err := learn.New(opts...); err != nil {
@@ -43,7 +33,7 @@ func WithLearner(opts ...learn.Option) Option {
 }
 
 // WithoutPace turns the local pace off: requests go as fast as they come, and only Retry-After
-// pauses hold a key back. (The default learns the server's rate instead; see WithAdaptive.)
+// pauses hold a key back. (The default learns the server's rate instead; see WithLearner.)
 func WithoutPace() Option {
 	return optionFunc(func(c *config) {
 		c.paceSet = true
@@ -53,24 +43,20 @@ func WithoutPace() Option {
 
 // LearnedRate reports the pace, in requests per second, that the learning limiter of key (a host,
 // by default) keeps now, and whether there is one: false when the stack paces key some other way
-// (a known pace), has not seen key yet, or has forgotten it. It serves the default pace
-// (WithAdaptive) and WithLearner alike.
+// (a known pace), has not seen key yet, or has forgotten it.
 func (t *Transport) LearnedRate(key string) (float64, bool) {
 	if t.throttle == nil {
 		return 0, false
 	}
-	switch l := t.throttle.Limiter(key).(type) {
-	case *throttle.Adaptive:
-		return l.Rate(), true
-	case *learn.Learner:
+	if l, ok := t.throttle.Limiter(key).(*learn.Learner); ok {
 		return l.Rate(), true
 	}
 	return 0, false
 }
 
-// LearnedLimit reports what the learner of key (WithLearner) believes of the server's limit:
-// quota, window, kind, where the belief comes from and how sure it is; false when key is not paced
-// by WithLearner's learner or has not been seen.
+// LearnedLimit reports what the learner of key (the default pace, or WithLearner) believes of the server's limit:
+// quota, window, kind, where the belief comes from and how sure it is; false when key is paced some
+// other way or has not been seen.
 func (t *Transport) LearnedLimit(key string) (learn.Limit, bool) {
 	if t.throttle == nil {
 		return learn.Limit{}, false

@@ -4,9 +4,9 @@
 // burst, on golang.org/x/time/rate), NewLeakyBucket (an even spacing of 1/rate with a bounded FIFO
 // backlog), NewWindowQuota (a quota of requests per window used exactly: bursts of the whole quota,
 // never more than it in any window), NewWindowCounter (a server's sliding window counter on
-// epoch-aligned windows, mirrored exactly) and NewAdaptive (an even spacing at a rate it learns from the
-// server's responses; one per key with AdaptiveFactory). A Throttle keeps one Limiter per key, created on first use by a factory, in a bounded
-// set of partitions, and can pause a key until a point in time. NewTransport applies a Throttle to
+// epoch-aligned windows, mirrored exactly); package throttle/learn adds a limiter that learns the
+// server's limit from its responses. A Throttle keeps one Limiter per key, created on first use by
+// a factory, in a bounded set of partitions, and can pause a key until a point in time. NewTransport applies a Throttle to
 // every attempt that passes through an http.RoundTripper and feeds every outcome back: a response
 // carrying Retry-After pauses its whole key, and a Limiter that implements Learner observes each
 // response (the hook for limiters that learn the server's rate).

@@ -167,7 +167,7 @@ func (t *Throttle) PausedUntil(key string) time.Time {
 
 // Limiter returns the Limiter that paces key, or nil when the key has none or the Throttle holds
 // no state for it (never used, or evicted). It does not count as a use of the key. Use it to read
-// what a learning limiter has learned, for example (*Adaptive).Rate.
+// what a learning limiter has learned, for example (*learn.Learner).Rate.
 func (t *Throttle) Limiter(key string) Limiter {
 	t.mu.RLock()
 	defer t.mu.RUnlock()

@@ -4,7 +4,7 @@
 // clients, each against a fresh server and built fresh for the run:
 //
 //   - steady-learning: client.New told no rate: its default pace learns the server's rate from its
-//     responses (throttle.Adaptive per host);
+//     responses (a throttle/learn learner per host);
 //   - steady-told: client.New told the server's published policy, exactly as a user who read it
 //     would configure examples/batch, with a safety margin m (-margin, default 0.5%) applied to
 //     every told quantity in one way (rates and bursts times 1-m, windows divided by 1-m):

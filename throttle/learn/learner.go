@@ -215,11 +215,15 @@ func (l *Learner) capWait() time.Duration {
 	return time.Duration(max(2*l.m.rtt.srtt, int64(time.Millisecond)))
 }
 
-// Rate reports the pace the learner keeps, in requests per second: the spacing of its pacer; 0
-// while it does not pace (before the server said anything). It is safe for concurrent use.
+// Rate reports the pace the learner keeps, in requests per second: the spacing of its pacer, or,
+// while it sends a quota in cycles, the quota per period; 0 while it does not pace (before the
+// server said anything). It is safe for concurrent use.
 func (l *Learner) Rate() float64 {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if c, ok := l.cur.(*cyclesStrategy); ok && c.hi > 0 {
+		return float64(c.quota) * 1e9 / float64(c.nextOffset()) // a quota per period
+	}
 	if iv := l.p.Interval(pacer.LaneRequests); iv > 0 {
 		return 1e9 / float64(iv)
 	}

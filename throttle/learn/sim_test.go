@@ -122,9 +122,6 @@ func runCell(t *testing.T, c cell, seed uint64) outcome {
 		factory := learn.Factory(learn.WithObserver(func(e learn.Event) {
 			out.events = append(out.events, fmt.Sprintf("%v %s/%s %s", time.Duration(e.At.UnixNano()-start.UnixNano()), e.Strategy, e.State, e.Detail))
 		}))
-		if *old {
-			factory = throttle.AdaptiveFactory()
-		}
 		tr := client.NewTransport(srv,
 			client.WithLimiter(func(key string) (throttle.Limiter, error) {
 				l, err := factory(key)
@@ -246,9 +243,7 @@ func TestSimOperatingPoints(t *testing.T) {
 	}
 }
 
-var old = flag.Bool("old", false, "run the previous learner (throttle.Adaptive) instead, for comparison")
-
-var one = flag.String("one", "", "run one cell: alg,limit,windowSeconds,headers,rttMs,workers,n")
+var one = flag.String("one", "", "run one cell: alg,limit,windowSeconds,headers,rttMs,workers,n[,burst]")
 
 func TestOne(t *testing.T) {
 	if *one == "" {
@@ -256,11 +251,15 @@ func TestOne(t *testing.T) {
 	}
 	var c cell
 	var w, rtt int
-	_, err := fmt.Sscanf(strings.ReplaceAll(*one, ",", " "), "%s %d %d %s %d %d %d", &c.alg, &c.limit, &w, &c.headers, &rtt, &c.workers, &c.n)
-	if err != nil {
+	var burst int64
+	n, err := fmt.Sscanf(strings.ReplaceAll(*one, ",", " "), "%s %d %d %s %d %d %d %d", &c.alg, &c.limit, &w, &c.headers, &rtt, &c.workers, &c.n, &burst)
+	if n < 7 {
 		t.Fatal(err)
 	}
-	c.window, c.rtt, c.burst = time.Duration(w)*time.Second, time.Duration(rtt)*time.Millisecond, c.limit
+	if burst == 0 {
+		burst = c.limit
+	}
+	c.window, c.rtt, c.burst = time.Duration(w)*time.Second, time.Duration(rtt)*time.Millisecond, burst
 	o := runCell(t, c, 1)
 	t.Logf("%.3fx %.2f%% lost=%d %+v", float64(o.elapsed)/float64(physical(c)), 100*o.share(), o.lost, o.limit)
 	for _, e := range o.events {

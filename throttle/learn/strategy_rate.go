@@ -15,7 +15,8 @@ import (
 //	          within a quarter of the quiet span
 //	cruise    just under the rate the server admitted, for the quiet span: 1/ThrottleBudget
 //	          successes, times one plus the requests that were in flight at the cut
-//	probe     ProbeGain above it: a throttle cuts again; a quiet half span raises the estimate
+//	probe     ProbeGain above it: a throttle cuts again; a quiet half span that also outlasted
+//	          the server's burst raises the estimate
 type rateStrategy struct {
 	st    string
 	rate  float64 // pace, requests per second
@@ -24,6 +25,10 @@ type rateStrategy struct {
 	rCut  float64 // the pace right after the last cut
 	succ  int64   // successes since the last cut or probe start
 	gain  float64 // the next probe's gain: doubles with every probe that holds
+	// burst is the run of successes the server admitted before its first throttle: as many as
+	// its burst (plus what refilled meanwhile), so an upper bound on what a probe can be admitted
+	// from a full burst at a rate the server does not sustain.
+	burst int64
 	// doubled is set once the search has doubled its prior.
 	doubled bool
 	// cuts remembers the time and the success count at the latest cuts, to measure the rate the
@@ -34,9 +39,12 @@ type rateStrategy struct {
 	// costs, and so how long the next quiet span must be.
 	epochThrottles int64
 	quiet          int64 // successes the current quiet span lasts
-	minR           float64
-	maxR           float64
-	active         bool
+	// cyclesUntil is the latest time the cycles strategy drove: requests sent until then were
+	// sent in its bursts, and their answers are no evidence of a rate.
+	cyclesUntil int64
+	minR        float64
+	maxR        float64
+	active      bool
 }
 
 func (r *rateStrategy) name() string { return "rate" }
@@ -62,9 +70,14 @@ func (r *rateStrategy) measured(m *model, since int64) (float64, bool) {
 func (r *rateStrategy) clamp(x float64) float64 { return min(max(x, r.minR), r.maxR) }
 
 func (r *rateStrategy) observe(t int64, s *Signal, m *model) string {
-	if s.Failed || (m.trust == trustBelieved && s.headers()) || m.driver == "cycles" {
+	if m.driver == "cycles" {
 		// While the cycles send in bursts, the spacing of successes says nothing of a rate:
-		// the law waits, as it was, until they are refuted.
+		// the law waits, as it was, until they are refuted; and the answers to what the cycles
+		// sent, arriving after, are theirs too.
+		r.cyclesUntil = t
+		return ""
+	}
+	if s.Failed || (m.trust == trustBelieved && s.headers()) || s.Sent <= r.cyclesUntil {
 		return ""
 	}
 	if s.Throttled {
@@ -100,7 +113,7 @@ func (r *rateStrategy) observe(t int64, s *Signal, m *model) string {
 			return fmt.Sprintf("cruise -> probe at %.3g/s", r.rate)
 		}
 	case "probe":
-		if r.succ >= max(r.quiet/2, 1) {
+		if r.succ >= r.probeSpan() {
 			// The server took the probe: the estimate rises to it, and the next probe goes twice
 			// as far (a limit far above the estimate is found in a logarithmic number of probes).
 			r.best = r.rate
@@ -113,6 +126,19 @@ func (r *rateStrategy) observe(t int64, s *Signal, m *model) string {
 	return ""
 }
 
+// probeSpan is how many successes a probe must draw before it holds: half a quiet span, and long
+// enough to have spent the server's burst had the estimate been its rate. A probe at p over an
+// estimate e overdraws a bucket refilling at e by 1-e/p a success, so it takes (burst+1)·p/(p-e)
+// successes to be sure the server's rate, not its burst, admitted them; a shorter probe that holds
+// raises the estimate above a rate the server never sustained, and the cruise after it pays.
+func (r *rateStrategy) probeSpan() int64 {
+	span := max(r.quiet/2, 1)
+	if over := r.rate - r.best; over > 0 && !math.IsInf(r.best, 0) {
+		span = max(span, int64(math.Ceil(float64(r.burst+1)*r.rate/over)))
+	}
+	return span
+}
+
 // cut reacts to the first throttle of an epoch.
 func (r *rateStrategy) cut(t int64, m *model) string {
 	meas, ok := r.measured(m, r.cutAt)
@@ -122,6 +148,7 @@ func (r *rateStrategy) cut(t int64, m *model) string {
 		// The first throttle: the server admitted a burst of m.successes; take that as per
 		// second (the smallest window APIs state limits in) and search upwards from it.
 		r.active, r.st = true, "search"
+		r.burst = m.successes
 		r.rate = r.clamp(float64(max(m.successes, 1)))
 		r.best = math.Inf(1)
 		r.cutAt, r.succ = t, 0
@@ -146,11 +173,17 @@ func (r *rateStrategy) cut(t int64, m *model) string {
 		// logarithmic in its length, not linear.
 		r.rate = r.clamp(r.rate / 2)
 		r.cutAt = t
+		// The long-run measure starts again after the wall: the silence is a window's (or a
+		// burst's debt), not what the server sustains at a steady pace.
+		r.ncut = 0
 		return fmt.Sprintf("wall: %.3g/s", r.rate)
 	case r.st == "recover":
-		// Throttled while coming back from a cut: the burst the cut drained is not back yet,
-		// or the quota is a window's. The pace cuts again; the estimate, measured over whole
-		// epochs, stands.
+		// Throttled while coming back from a cut, at a pace under the estimate. A refilling
+		// server never throttles a pace under its rate, however empty its bucket: the estimate
+		// was too high (a search that outran the burst measures the burst), and the pace the
+		// throttle refuted bounds it. (A window's quota can run out under its average rate too;
+		// the bound costs it at most the step back up that a probe takes.)
+		r.best = min(r.best, r.rate)
 	default:
 		// Throttled just under the estimate: it was too high. The rate measured over the last
 		// successes overstates what the server sustains (a bucket that refilled while the pace
