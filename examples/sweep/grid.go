@@ -43,7 +43,9 @@ func (l limitSpec) Burst() int64 { return l.Limit }
 // Rate is the long-run rate in requests per second.
 func (l limitSpec) Rate() float64 { return float64(l.Limit) / l.Window.Seconds() }
 
-// limits lists the sweep's limits.
+// limits lists the sweep's limits. Every window is a whole number of seconds, as the RateLimit
+// headers state windows (2,000/s is 2,000 per second, not 200 per 100 ms: honest headers could
+// not say so).
 var limits = []limitSpec{
 	{"1/s", 1, time.Second},
 	{"5/s", 5, time.Second},

@@ -111,9 +111,10 @@ type aimd struct {
 	slowStart bool
 }
 
-// initialRate is where the peers that learn start: the default learner's first rate of the
-// previous release (throttle.DefaultInitialRate), so every law starts alike.
-const initialRate = throttle.DefaultInitialRate
+// initialRate is where AIMD starts (a law of the rate needs one): 20 requests a second, where
+// steady's previous learner (throttle.Adaptive, since deleted) started, so the comparison starts
+// AIMD where the "before" started.
+const initialRate = 20.0
 
 // minRate is the slowest the laws pace: one request every two seconds (the AWS SDKs' floor).
 const minRate = 0.5
