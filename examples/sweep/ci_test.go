@@ -7,7 +7,10 @@ import (
 )
 
 // ciGrid is the subset CI runs, steady only: every server kind at 5/s and 2,000/s, round trips of
-// 1 ms and 200 ms with 16 workers, honest headers and none, one client; three seeds.
+// 1 ms and 200 ms with 16 workers, honest headers and none, one client. One seed, where the sweep
+// judges three: under the race detector a request costs about 175 µs of CPU time, and the 2,000/s
+// cells send 20,000 each (ten windows), so three seeds would not fit CI's three minutes on two
+// cores.
 func ciGrid() grid {
 	return grid{
 		servers: serverKinds,
@@ -17,7 +20,7 @@ func ciGrid() grid {
 		headers: []string{headersHonest, headersNone},
 		sharing: []int{1},
 		kinds:   []string{clientSteady},
-		seeds:   3,
+		seeds:   1,
 	}
 }
 
@@ -33,7 +36,32 @@ var ciManyCells = []cell{
 // the 429s must stay under half of the attempts (a client drawing more 429s than successes is
 // storming the server); the goals' figures are logged. A known miss that meets its goals is logged
 // too, so the list can shrink.
-var knownMisses = map[string]string{}
+//
+// Listed from go test -race -run TestSweepCI ./examples/sweep on 2026-11-26 (the learner of main
+// 5122553). Lost is 0 in every cell; the clairvoyant drew no 429.
+var knownMisses = map[string]string{
+	"changing 2000/s rtt=1ms w=16 none c=1":         "1.609x > 1.10x",
+	"changing 5/s rtt=1ms w=16 none c=1":            "1.595x > 1.10x",
+	"changing 5/s rtt=200ms w=16 none c=1":          "1.585x > 1.10x; 429s 5.36% > 3.0%",
+	"count-denied 5/s rtt=1ms w=16 none c=1":        "1.480x > 1.10x; 429s 6.25% > 3.0%",
+	"count-denied 5/s rtt=200ms w=16 none c=1":      "1.319x > 1.10x",
+	"fixed-window 2000/s rtt=1ms w=16 honest c=1":   "1.121x > 1.10x",
+	"fixed-window 2000/s rtt=1ms w=16 none c=1":     "1.247x > 1.10x",
+	"fixed-window 5/s rtt=1ms w=16 none c=1":        "1.366x > 1.10x; 429s 6.25% > 3.0%",
+	"fixed-window 5/s rtt=200ms w=16 none c=1":      "429s 6.54% > 3.0%",
+	"leaky-bucket 5/s rtt=1ms w=16 none c=1":        "1.259x > 1.10x",
+	"leaky-bucket 5/s rtt=200ms w=16 none c=1":      "429s 3.85% > 3.0%",
+	"sliding-log 2000/s rtt=1ms w=16 honest c=1":    "1.115x > 1.10x",
+	"sliding-log 2000/s rtt=1ms w=16 none c=1":      "1.164x > 1.10x",
+	"sliding-log 5/s rtt=1ms w=16 none c=1":         "1.365x > 1.10x; 429s 6.25% > 3.0%",
+	"sliding-log 5/s rtt=200ms w=16 none c=1":       "1.327x > 1.10x; 429s 5.96% > 3.0%",
+	"sliding-window 200/s rtt=1ms w=16 honest c=10": "2.327x > 1.25x; jain 0.852 < 0.90",
+	"sliding-window 2000/s rtt=1ms w=16 none c=1":   "1.668x > 1.10x",
+	"sliding-window 5/s rtt=1ms w=16 none c=1":      "1.313x > 1.10x; 429s 5.96% > 3.0%",
+	"sliding-window 5/s rtt=200ms w=16 none c=1":    "1.101x > 1.10x; 429s 7.69% > 3.0%",
+	"token-bucket 5/s rtt=200ms w=16 none c=1":      "429s 4.15% > 3.0%",
+	"token-bucket 50/s rtt=50ms w=16 none c=10":     "1.936x > 1.25x; jain 0.703 < 0.90",
+}
 
 // TestSweepCI runs the CI subset and asserts, in every cell, that nothing is lost and, outside
 // the known misses, every goal.
@@ -42,26 +70,34 @@ func TestSweepCI(t *testing.T) {
 		t.Skip("the sweep's CI subset takes a minute or more")
 	}
 	g := ciGrid()
-	cells := g.cells()
-	for _, c := range ciManyCells {
-		cells = append(cells, c)
+	// One subtest per physical limit: the cells that differ only in headers share it.
+	groups := map[cell][]cell{}
+	var keys []cell
+	for _, c := range append(g.cells(), ciManyCells...) {
+		k := physicalKey(c)
+		if _, ok := groups[k]; !ok {
+			keys = append(keys, k)
+		}
+		groups[k] = append(groups[k], c)
 	}
-	for _, c := range cells {
-		t.Run(c.String(), func(t *testing.T) {
+	for _, k := range keys {
+		t.Run(k.String(), func(t *testing.T) {
 			t.Parallel()
 			gc := g
-			if c.Clients > 1 {
+			if k.Clients > 1 {
 				gc.kinds = []string{clientAIMD, clientSteady}
 			}
-			phys := physicalOf(t, gc, c)
+			phys := physicalOf(t, gc, k)
 			for seed, p := range phys {
 				if p.denied > 0 || p.lost > 0 {
 					t.Errorf("seed %d: the clairvoyant drew %d 429s and lost %d: the physical limit is not exact", seed+1, p.denied, p.lost)
 				}
 			}
-			for _, r := range runCell(t, gc, c, phys) {
-				if r.Client == clientSteady {
-					checkCI(t, c, r)
+			for _, c := range groups[k] {
+				for _, r := range runCell(t, gc, c, phys) {
+					if r.Client == clientSteady {
+						checkCI(t, c, r)
+					}
 				}
 			}
 		})
