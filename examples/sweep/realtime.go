@@ -48,7 +48,7 @@ func realOnce(c cell, kind string, seed uint64) (outcome, error) {
 // how far apart they are: the difference of elapsed over physical (each against its own
 // clairvoyant run) and of the 429 share.
 func realtimeCheck(t *testing.T, w io.Writer) error {
-	fmt.Fprintln(w, "cell                                               virtual: elapsed/phys 429s   real: elapsed/phys 429s   |Δ elapsed/phys|  |Δ 429s|  real clairvoyant 429s")
+	fmt.Fprintln(w, "cell                                         virtual: elapsed (/phys) 429s      real: elapsed (/phys) 429s      |Δ elapsed/phys| |Δ 429s|  clairvoyant real: 429s, elapsed/virtual's")
 	var worstRatio, worstShare float64
 	for _, c := range realtimeCells {
 		vp := runOnce(t, c, clientPhysical, 1)
@@ -65,8 +65,9 @@ func realtimeCheck(t *testing.T, w io.Writer) error {
 		rr := float64(r.elapsed) / float64(rp.elapsed)
 		dRatio, dShare := math.Abs(vr-rr), math.Abs(v.throttledShare()-r.throttledShare())
 		worstRatio, worstShare = max(worstRatio, dRatio), max(worstShare, dShare)
-		fmt.Fprintf(w, "%-50s %9.3fx %6.2f%%       %9.3fx %6.2f%%     %8.3f        %6.2f%%   %d (lost %d+%d)\n",
-			c, vr, 100*v.throttledShare(), rr, 100*r.throttledShare(), dRatio, 100*dShare, rp.denied, v.lost, r.lost)
+		fmt.Fprintf(w, "%-44s %7.2fs (%.3fx) %6.2f%%      %7.2fs (%.3fx) %6.2f%%      %8.3f       %6.2f%%   %d, %.3fx (lost %d+%d)\n",
+			c, v.elapsed.Seconds(), vr, 100*v.throttledShare(), r.elapsed.Seconds(), rr, 100*r.throttledShare(),
+			dRatio, 100*dShare, rp.denied, float64(rp.elapsed)/float64(vp.elapsed), v.lost, r.lost)
 	}
 	fmt.Fprintf(w, "largest gap: %.3f in elapsed/physical, %.2f points of 429 share\n", worstRatio, 100*worstShare)
 	return nil
