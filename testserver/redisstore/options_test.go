@@ -184,6 +184,7 @@ func TestApplyRefuses(t *testing.T) {
 			c.Algorithm = mustAlg(t, algorithm.NameTokenBucket, 1, time.Second/3, 0)
 		}), ErrUnsupported},
 		{"publish of another kind", with(func(c *testserver.StoreCheck) { c.Publish = fw }), ErrUnsupported},
+		{"count denied", with(func(c *testserver.StoreCheck) { c.Algorithm, c.CountDenied = fw, true }), ErrUnsupported},
 	}
 	for _, tt := range tests {
 		if _, err := st.Apply(context.Background(), time.Now(), []testserver.StoreCheck{ok, tt.check}); !errors.Is(err, tt.want) {

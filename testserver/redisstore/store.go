@@ -224,6 +224,9 @@ func (s *Store) prepare(checks []testserver.StoreCheck) ([]check, error) {
 		if c.N > MaxCount {
 			return nil, unsupported(c.Rule, "n", fmt.Sprint(c.N), "must be at most 2^51")
 		}
+		if c.CountDenied {
+			return nil, unsupported(c.Rule, "count_denied", "true", "the script commits admitted requests only")
+		}
 		p, err := paramsOf(c.Rule, c.Algorithm)
 		if err != nil {
 			return nil, err
