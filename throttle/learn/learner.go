@@ -65,6 +65,7 @@ func New(opts ...Option) (*Learner, error) {
 	}
 	l := &Learner{cfg: c}
 	l.m.tun = c.tun
+	l.m.share = 1
 	d := &declaredStrategy{}
 	cyc := &cyclesStrategy{}
 	l.p = pacer.New(&l.mu, l.clock, func(slot, _ int64) {
