@@ -33,13 +33,15 @@ type Throttle struct {
 	mu    sync.RWMutex // guards parts and lru
 	parts map[string]*partition
 	lru   lru
+
+	routes routes // the buckets of routes, learned from responses
 }
 
 // New returns a Throttle configured by opts. With no options it paces nothing and only pauses keys
 // (hosts) that are told to wait. It returns an error matching ErrInvalidOption for an unusable
 // option.
 func New(opts ...Option) (*Throttle, error) {
-	c := config{keyFunc: hostKey, maxKeys: DefaultMaxKeys}
+	c := config{keyFunc: credentialKey, maxKeys: DefaultMaxKeys, maxRoutes: DefaultMaxRoutes}
 	for _, o := range opts {
 		if o != nil {
 			o.apply(&c)
@@ -57,6 +59,9 @@ func New(opts ...Option) (*Throttle, error) {
 	if c.maxKeys < 1 {
 		return nil, fmt.Errorf("%w: maximum number of keys must be at least 1, got %d", ErrInvalidOption, c.maxKeys)
 	}
+	if c.maxRoutes < 0 {
+		return nil, fmt.Errorf("%w: maximum number of routes must not be negative, got %d", ErrInvalidOption, c.maxRoutes)
+	}
 	return &Throttle{
 		keyFunc:     c.keyFunc,
 		factory:     c.factory,
@@ -67,6 +72,7 @@ func New(opts ...Option) (*Throttle, error) {
 		hasMaxPause: c.hasMaxPause,
 		epoch:       time.Now(),
 		parts:       make(map[string]*partition),
+		routes:      routes{max: c.maxRoutes},
 	}, nil
 }
 
@@ -90,7 +96,7 @@ func (t *Throttle) Wait(ctx context.Context, key string) error {
 	if !ok {
 		maxWait = t.maxWait
 	}
-	p, err := t.acquire(key)
+	p, err := t.acquire(key, "")
 	if err != nil {
 		return err
 	}
@@ -110,7 +116,7 @@ func (t *Throttle) Pause(key string, until time.Time) {
 		return
 	}
 	t.mu.Lock()
-	p := t.lookup(key)
+	p := t.lookup(key, "")
 	t.mu.Unlock()
 	if p != nil {
 		p.pause(u)
@@ -130,7 +136,7 @@ func (t *Throttle) SetPause(key string, until time.Time) {
 		return
 	}
 	t.mu.Lock()
-	p := t.lookup(key)
+	p := t.lookup(key, "")
 	t.mu.Unlock()
 	if p != nil {
 		p.setPause(u)
@@ -188,9 +194,9 @@ func (t *Throttle) Len() int {
 func (t *Throttle) since(tm time.Time) int64 { return int64(tm.Sub(t.epoch)) }
 
 // lookup returns the partition of key, creating it (and evicting an idle one to make room) when
-// needed, and marks it most recently used. It returns nil when the set is full of busy
-// partitions. t.mu is held.
-func (t *Throttle) lookup(key string) *partition {
+// needed, as a bucket of base when base is not "", and marks it most recently used. It returns nil
+// when the set is full of busy partitions. t.mu is held.
+func (t *Throttle) lookup(key, base string) *partition {
 	if p := t.parts[key]; p != nil {
 		t.lru.touch(p)
 		return p
@@ -199,6 +205,9 @@ func (t *Throttle) lookup(key string) *partition {
 		return nil
 	}
 	p := &partition{key: key}
+	if key != base {
+		p.base = base
+	}
 	t.parts[key] = p
 	t.lru.pushFront(p)
 	return p
@@ -216,9 +225,10 @@ func (t *Throttle) evictOne() bool {
 	return false
 }
 
-// acquire returns the partition of key with its limiter created and its reference count raised;
-// the caller lowers it (p.refs.Add(-1)) when its request is done.
-func (t *Throttle) acquire(key string) (*partition, error) {
+// acquire returns the partition of key (a bucket of base, when base is not "" and not key) with its
+// limiter created and its reference count raised; the caller lowers it (p.refs.Add(-1)) when its
+// request is done.
+func (t *Throttle) acquire(key, base string) (*partition, error) {
 	// Fast path, shared lock: the key is already the most recently used one (a hot key).
 	t.mu.RLock()
 	if p := t.parts[key]; p != nil && p.limInit && t.lru.newest == p {
@@ -230,7 +240,7 @@ func (t *Throttle) acquire(key string) (*partition, error) {
 
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	p := t.lookup(key)
+	p := t.lookup(key, base)
 	if p == nil {
 		return nil, ErrTooManyKeys
 	}
