@@ -32,6 +32,7 @@ type partition struct {
 	limInit      bool
 	lim          Limiter
 	learner      Learner
+	costs        CostReserver   // lim, when it weighs requests
 	attempts     AttemptLearner // learner, when it also wants send times
 	newer, older *partition     // the LRU list
 }

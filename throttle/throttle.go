@@ -81,7 +81,8 @@ func New(opts ...Option) (*Throttle, error) {
 // once, without waiting, when the pause or the limiter's predicted wait ends after ctx's deadline;
 // it returns ctx.Err() as soon as ctx ends while waiting; every reservation it gives up is given
 // back. It also returns the limiter's refusal (such as *BacklogFullError), a wrapped factory
-// error, or ErrTooManyKeys. Each Wait books one request; the Transport calls it for every attempt.
+// error, or ErrTooManyKeys. Each Wait books one request, of the cost request.WithCost set in ctx
+// when the key's limiter is a CostReserver; the Transport calls it for every attempt.
 // A maximum wait set in ctx (request.WithMaxWait) replaces WithMaxWait's; invalid settings in ctx
 // (request.ErrInvalid) are returned at once.
 func (t *Throttle) Wait(ctx context.Context, key string) error {
@@ -101,7 +102,7 @@ func (t *Throttle) Wait(ctx context.Context, key string) error {
 		return err
 	}
 	defer p.refs.Add(-1)
-	_, err = t.waitBlocked(ctx, p, maxWait)
+	_, err = t.waitBlocked(ctx, p, maxWait, costOf(set))
 	return err
 }
 
@@ -252,6 +253,7 @@ func (t *Throttle) acquire(key, base string) (*partition, error) {
 			}
 			p.lim = lim
 			p.learner, _ = lim.(Learner)
+			p.costs, _ = lim.(CostReserver)
 			p.attempts, _ = lim.(AttemptLearner)
 		}
 		p.limInit = true
@@ -260,10 +262,19 @@ func (t *Throttle) acquire(key, base string) (*partition, error) {
 	return p, nil
 }
 
+// costOf is the cost request.WithCost set, or 0 when none was set.
+func costOf(set request.Settings) int64 {
+	if c, ok := set.Cost(); ok {
+		return int64(c)
+	}
+	return 0
+}
+
 // waitBlocked waits for permission to send one request on p (which the caller holds), refusing
-// waits longer than maxWait as WithMaxWait describes (0: no bound); see Wait. It reports whether it
-// held the request back (a pause or a limiter delay), for the wait observer.
-func (t *Throttle) waitBlocked(ctx context.Context, p *partition, maxWait time.Duration) (blocked bool, err error) {
+// waits longer than maxWait as WithMaxWait describes (0: no bound); see Wait. A cost above 0 is
+// reserved with the limiter's ReserveN when it is a CostReserver. It reports whether it held the
+// request back (a pause or a limiter delay), for the wait observer.
+func (t *Throttle) waitBlocked(ctx context.Context, p *partition, maxWait time.Duration, cost int64) (blocked bool, err error) {
 	for {
 		if until := p.pauseUntil.Load(); until > 0 { // ever paused; the common case skips the call
 			if until > t.since(time.Now()) {
@@ -277,7 +288,12 @@ func (t *Throttle) waitBlocked(ctx context.Context, p *partition, maxWait time.D
 			return blocked, nil
 		}
 		now := time.Now()
-		r, err := p.lim.Reserve(now)
+		var r Reservation
+		if cost > 0 && p.costs != nil {
+			r, err = p.costs.ReserveN(now, cost)
+		} else {
+			r, err = p.lim.Reserve(now)
+		}
 		if err != nil {
 			return blocked, err
 		}

@@ -16,7 +16,8 @@ import (
 //     bucket its route belongs to (see BucketKey), or else t's key function of it (the URL's host
 //     and a hash of its credential by default); Throttle.KeyOf tells it;
 //  2. it waits for the key (Throttle.Wait semantics, under the request's context): its pause, then
-//     its limiter; request.WithMaxWait replaces WithMaxWait's maximum for the request;
+//     its limiter; request.WithMaxWait replaces WithMaxWait's maximum for the request, and
+//     request.WithCost books that many units with a limiter that weighs requests (CostReserver);
 //  3. it calls next.RoundTrip;
 //  4. a response that names its quota's bucket (dialects.Bucket: Discord's X-RateLimit-Bucket,
 //     GitHub's x-ratelimit-resource) maps the request's route to that bucket;
@@ -79,13 +80,13 @@ func (tr *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		tr.t.inheritGlobal(p, base)
 	}
 	if tr.t.onWait == nil {
-		if _, err := tr.t.waitBlocked(ctx, p, maxWait); err != nil {
+		if _, err := tr.t.waitBlocked(ctx, p, maxWait, costOf(set)); err != nil {
 			closeBody(req)
 			return nil, err
 		}
 	} else {
 		start := time.Now()
-		blocked, err := tr.t.waitBlocked(ctx, p, maxWait)
+		blocked, err := tr.t.waitBlocked(ctx, p, maxWait, costOf(set))
 		if err != nil {
 			closeBody(req)
 			return nil, err

@@ -45,6 +45,9 @@ type model struct {
 	contradictions int
 	kind           Kind
 
+	// units is the quota of other units than requests (tokens, points) the server declared.
+	units unitsQuota
+
 	// pauseUntil is the end of the last Retry-After the server asked for (0: none).
 	pauseUntil int64
 
