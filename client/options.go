@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/steadyhttp/steady/breaker"
+	"github.com/steadyhttp/steady/dialects"
 	"github.com/steadyhttp/steady/retry"
 	"github.com/steadyhttp/steady/throttle"
 )
@@ -132,8 +133,9 @@ func WithLimiter(factory func(key string) (throttle.Limiter, error)) Option {
 	})
 }
 
-// WithKeyFunc sets what a request is paced and paused by: its URL's host by default, or for
-// example its API token. f is called for every attempt from many goroutines and must not modify
+// WithKeyFunc sets what a request is paced and paused by: by default its URL's host and a short
+// hash of its credential (see WithCredentialKey), or for example a tenant's name. Routes whose
+// responses name their quota's bucket are paced by the bucket of the key (throttle.BucketKey). f is called for every attempt from many goroutines and must not modify
 // the request. A nil f is an invalid option.
 func WithKeyFunc(f func(*http.Request) string) Option {
 	return optionFunc(func(c *config) {
@@ -143,6 +145,17 @@ func WithKeyFunc(f func(*http.Request) string) Option {
 		}
 		c.keyFunc = f
 	})
+}
+
+// WithCredentialKey sets how the default key names a request's quota owner: the request's host
+// followed by a short hash of the credential in k.Header (Authorization when ""), keyed by k.Salt
+// when set (dialects.Keyer). By default the Authorization header is hashed without a salt, so two
+// API keys calling one host are paced apart and no secret appears in a key, a log line or a
+// metric. Use it for an API that takes its key in a header of its own:
+// WithCredentialKey(dialects.Keyer{Header: "X-Api-Key"}). It replaces WithKeyFunc (the last of
+// the two given wins).
+func WithCredentialKey(k dialects.Keyer) Option {
+	return optionFunc(func(c *config) { c.keyFunc = k.Key })
 }
 
 // WithMaxKeys bounds how many keys the throttle keeps state for (default throttle.DefaultMaxKeys);

@@ -81,14 +81,16 @@ func (t *Transport) LearnedLimit(key string) (learn.Limit, bool) {
 	return learn.Limit{}, false
 }
 
-// KeyOf returns the key the stack paces req by: the one request.WithKey set in its context, or else
-// WithKeyFunc's, or else its URL's host.
+// KeyOf returns the key the stack paces req by (throttle.Throttle.KeyOf): the one request.WithKey
+// set in its context; else the key of the quota bucket a response named for its route
+// (throttle.BucketKey); else WithKeyFunc's, or WithCredentialKey's, or by default its URL's host
+// and a short hash of its Authorization header.
 func (t *Transport) KeyOf(req *http.Request) string {
-	if k, ok := request.From(req.Context()).Key(); ok {
-		return k
+	if t.throttle == nil {
+		if k, ok := request.From(req.Context()).Key(); ok {
+			return k
+		}
+		return req.URL.Host
 	}
-	if t.keyFunc != nil {
-		return t.keyFunc(req)
-	}
-	return req.URL.Host
+	return t.throttle.KeyOf(req)
 }

@@ -140,9 +140,11 @@ func WithKey(ctx context.Context, key string) context.Context {
 func (s Settings) Key() (string, bool) { return s.key, s.set&fieldKey != 0 }
 
 // WithCost returns a copy of ctx whose request weighs n units of its key's quota (tokens of an LLM
-// API, points of a GraphQL API) rather than one request. It is carried for a limiter that weighs
-// requests; steady's token bucket, leaky bucket and window limiters count every request as one and
-// do not read it. n must be at least 1. A nil ctx is taken as context.Background().
+// API, points of a GraphQL API) rather than one request: the throttle books it with a limiter that
+// weighs requests (throttle.CostReserver), as the default learner does, which paces by whichever of
+// the server's quotas, requests or units, runs out first. steady's token bucket, leaky bucket and
+// window limiters count every request as one and do not read it. n must be at least 1. A nil ctx is
+// taken as context.Background().
 func WithCost(ctx context.Context, n int) context.Context {
 	return with(ctx, func(s *Settings) {
 		if n < 1 {

@@ -139,6 +139,7 @@ func (l *Limiter) decide(r *http.Request, now time.Time) (Result, error) {
 		if err != nil {
 			return Result{}, err
 		}
+		check.N = c.cost(r)
 		matched = append(matched, c)
 		quotas = append(quotas, q)
 		checks = append(checks, check)
@@ -202,6 +203,7 @@ func (l *Limiter) decideOne(ctx context.Context, r *http.Request, now time.Time,
 	if err != nil {
 		return Result{}, err
 	}
+	check.N = c.cost(r)
 	var sd StoreDecision
 	if err := applyKey(l.mem, ctx, now, &check, key, &sd); err != nil {
 		return Result{}, err

@@ -31,6 +31,10 @@ type personaView struct {
 	// matched.
 	head   RuleResult
 	headOK bool
+	// tokens is the rule counting tokens (Rule.Unit) that a response advertises, when one
+	// matched (tokensOK); head is then chosen among the other rules.
+	tokens   RuleResult
+	tokensOK bool
 	// primary is the first matching rule, the one GitHub's persona calls its primary limit.
 	primary   RuleResult
 	primaryOK bool
@@ -45,13 +49,27 @@ type personaView struct {
 // personaView builds the view of res at now.
 func (l *Limiter) personaView(res *Result, now time.Time) personaView {
 	v := personaView{now: now, res: res, status: l.cfg.status, retry: max(res.RetryAfter, time.Nanosecond)}
-	v.head, v.headOK = res.headline()
+	rules := *l.rules.Load()
+	if hasTokenRule(rules) {
+		var req, tok Result
+		for _, rr := range res.Rules {
+			if unitOf(rules, rr.Rule) == UnitTokens {
+				tok.Rules = append(tok.Rules, rr)
+			} else {
+				req.Rules = append(req.Rules, rr)
+			}
+		}
+		v.head, v.headOK = req.partHeadline()
+		v.tokens, v.tokensOK = tok.partHeadline()
+	} else {
+		v.head, v.headOK = res.headline()
+	}
 	if len(res.Rules) > 0 {
 		v.primary, v.primaryOK = res.Rules[0], true
 	}
 	v.burst = v.head.Limit
 	if v.headOK {
-		for _, c := range *l.rules.Load() {
+		for _, c := range rules {
 			if c.rule.Name != v.head.Rule {
 				continue
 			}
@@ -64,6 +82,37 @@ func (l *Limiter) personaView(res *Result, now time.Time) personaView {
 		}
 	}
 	return v
+}
+
+// hasTokenRule reports whether a rule counts tokens.
+func hasTokenRule(rules []*compiledRule) bool {
+	for _, c := range rules {
+		if c.rule.Unit == UnitTokens {
+			return true
+		}
+	}
+	return false
+}
+
+// unitOf is the unit of the rule named name ("" when none is).
+func unitOf(rules []*compiledRule, name string) string {
+	for _, c := range rules {
+		if c.rule.Name == name {
+			return c.rule.Unit
+		}
+	}
+	return ""
+}
+
+// partHeadline is headline over a part of a result's rules: denied when one of them denies.
+func (res *Result) partHeadline() (RuleResult, bool) {
+	res.Allowed = true
+	for _, rr := range res.Rules {
+		if !rr.Allowed && !rr.Shadowed {
+			res.Allowed = false
+		}
+	}
+	return res.headline()
 }
 
 // personas are the dialects WithDialect accepts.
@@ -100,10 +149,12 @@ func Dialects() []string {
 //     from the first matching rule (the primary limit); a denial by it is a 403 with remaining 0
 //     and no retry-after, a denial by any later rule a secondary-limit 403 with retry-after,
 //     quota left and GitHub's "secondary rate limit" message; fixed-window by default;
-//   - "openai": x-ratelimit-{limit,remaining,reset}-requests with Go-duration resets ("6m0s"), 429
-//     with retry-after and OpenAI's error body; token-bucket (continuously refilled) by default;
-//   - "anthropic": anthropic-ratelimit-requests-{limit,remaining,reset} with RFC 3339 resets, 429
-//     with retry-after and Anthropic's error body; token-bucket by default;
+//   - "openai": x-ratelimit-{limit,remaining,reset}-requests with Go-duration resets ("6m0s"), and
+//     x-ratelimit-*-tokens from a rule counting tokens (Rule.Unit, Rule.Cost), 429 with
+//     retry-after and OpenAI's error body; token-bucket (continuously refilled) by default;
+//   - "anthropic": anthropic-ratelimit-requests-{limit,remaining,reset} with RFC 3339 resets, and
+//     anthropic-ratelimit-tokens-* from a rule counting tokens, 429 with retry-after and
+//     Anthropic's error body; token-bucket by default;
 //   - "shopify": X-Shopify-Shop-Api-Call-Limit: used/capacity, 429 with a decimal Retry-After
 //     ("2.0"); leaky-bucket by default (Shopify's REST bucket: Limit 40 per 20s leaks 2/s);
 //   - "discord": X-RateLimit-Limit / -Remaining / -Reset (Unix seconds, 3 decimals) /

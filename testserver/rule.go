@@ -6,6 +6,7 @@ import (
 	"math"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -66,6 +67,18 @@ type Rule struct {
 	// nothing to take, and in a fixed window a count already at the limit decides nothing new);
 	// default false.
 	CountDenied bool `json:"count_denied,omitempty"`
+	// Cost names a request header whose value, a whole number of at least 1, is what a request
+	// weighs under this rule (the tokens an LLM API counts, the points of a GraphQL API): the
+	// rule admits it when that many fit its quota, and counts that many. A request without the
+	// header, or with a value that is not such a number, weighs 1. Default "": every request
+	// weighs 1. A request that weighs more than the rule's burst is never admitted, as an API
+	// refuses a prompt larger than its token limit.
+	Cost string `json:"cost,omitempty"`
+	// Unit is what the rule counts, for the personas that tell units apart: "requests" (the
+	// default, "") or "tokens". The "openai" and "anthropic" personas write a rule counting
+	// tokens as their token family of headers (x-ratelimit-*-tokens,
+	// anthropic-ratelimit-tokens-*), and a rule counting requests as their requests family.
+	Unit string `json:"unit,omitempty"`
 	// Tiers gives single keys their own quota, by key or by one "label:value" part of it, such as
 	// "user:241531" or "ip:203.0.113.7". Zero fields of a Tier inherit from the rule.
 	Tiers map[string]Tier `json:"tiers,omitempty"`
@@ -110,6 +123,27 @@ func validName(s string) bool {
 		}
 	}
 	return true
+}
+
+// Units a rule counts (Rule.Unit).
+const (
+	// UnitRequests counts requests (the default).
+	UnitRequests = "requests"
+	// UnitTokens counts tokens, the weight each request's Cost header gives.
+	UnitTokens = "tokens"
+)
+
+// cost is what r weighs under the rule: its Cost header's whole number, at least 1; else 1.
+func (c *compiledRule) cost(r *http.Request) int64 {
+	if c.rule.Cost == "" || r == nil {
+		return 1
+	}
+	v := r.Header.Get(c.rule.Cost)
+	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+	if err != nil || n < 1 {
+		return 1
+	}
+	return n
 }
 
 // normalized returns r with defaults filled in.
@@ -178,6 +212,12 @@ func compileRule(in Rule, index int) (*compiledRule, error) {
 	}
 	if r.PathPrefix != "" && !strings.HasPrefix(r.PathPrefix, "/") {
 		return nil, bad("path_prefix", r.PathPrefix, errors.New("must start with \"/\""))
+	}
+	if r.Cost != "" && !validToken(r.Cost) {
+		return nil, bad("cost", r.Cost, errors.New("not an HTTP header name"))
+	}
+	if r.Unit != "" && r.Unit != UnitRequests && r.Unit != UnitTokens {
+		return nil, bad("unit", r.Unit, fmt.Errorf("want %q or %q", UnitRequests, UnitTokens))
 	}
 	c := &compiledRule{rule: r}
 	if r.KeyFunc != nil {

@@ -39,6 +39,16 @@ type Limiter interface {
 	Reserve(now time.Time) (Reservation, error)
 }
 
+// CostReserver is a Limiter that weighs requests: ReserveN books one request that costs cost units
+// of the key's quota (tokens of an LLM API, points of a GraphQL API), as Reserve books one of cost
+// 1. The Throttle calls it, instead of Reserve, for a request whose context carries a cost
+// (request.WithCost); a Limiter that does not implement it counts every request as one. cost is at
+// least 1. It must be safe for concurrent use.
+type CostReserver interface {
+	Limiter
+	ReserveN(now time.Time, cost int64) (Reservation, error)
+}
+
 // Reservation is one request booked with a Limiter. Its methods are safe for concurrent use.
 type Reservation interface {
 	// Delay reports how long after now the request must wait before it is sent; zero means it may

@@ -3,6 +3,8 @@ package throttle
 import (
 	"net/http"
 	"time"
+
+	"github.com/steadyhttp/steady/dialects"
 )
 
 // DefaultMaxKeys is the number of keys a Throttle keeps state for when WithMaxKeys is not given.
@@ -17,8 +19,10 @@ type config struct {
 	keyFunc func(*http.Request) string
 	factory func(key string) (Limiter, error)
 	maxKeys int
-	onWait  func(req *http.Request, key string, waited time.Duration)
-	maxWait time.Duration
+	// maxRoutes bounds the route map (see routes.go).
+	maxRoutes int
+	onWait    func(req *http.Request, key string, waited time.Duration)
+	maxWait   time.Duration
 	// maxPause bounds a pause from a server's Retry-After when hasMaxPause.
 	maxPause    time.Duration
 	hasMaxPause bool
@@ -28,15 +32,19 @@ type optionFunc func(*config)
 
 func (f optionFunc) apply(c *config) { f(c) }
 
-// hostKey is the default key function: the request's host (and port, if the URL has one).
-func hostKey(req *http.Request) string { return req.URL.Host }
+// credentialKey is the default key function: the request's host (and port, if the URL has one)
+// and a short hash of its Authorization header, if it has one (dialects.Keyer).
+func credentialKey(req *http.Request) string { return dialects.Keyer{}.Key(req) }
 
-// WithKeyFunc sets how the Transport maps a request to the key it is paced and paused by, for
-// example one key per API token instead of per host (a request can name its key itself with
-// request.WithKey, which takes precedence). The default is the request URL's host
-// (req.URL.Host, including a port when the URL names one). f is called once per attempt, from
-// many goroutines at once, and must not modify the request. A nil f makes New fail with
-// ErrInvalidOption.
+// WithKeyFunc sets how the Transport maps a request to the key it is paced and paused by (a
+// request can name its key itself with request.WithKey, which takes precedence; a route whose
+// bucket a response named is paced by the bucket of the key, see BucketKey). The default is the
+// owner of the quota: the request URL's host, lower-cased (including a port when the URL names
+// one), followed, when the request carries an Authorization header, by "#" and a short SHA-256
+// hash of it (dialects.Keyer), so that two API keys calling one host are paced apart and the
+// secret appears in no key. For an API key in a header of its own, pass dialects.Keyer{Header:
+// "X-Api-Key"}.Key. f is called once per attempt, from many goroutines at once, and must not modify
+// the request. A nil f makes New fail with ErrInvalidOption.
 func WithKeyFunc(f func(*http.Request) string) Option {
 	return optionFunc(func(c *config) { c.keyFunc = f })
 }
@@ -62,6 +70,15 @@ func WithLimiter(factory func(key string) (Limiter, error)) Option {
 // the new key's request fails with ErrTooManyKeys. n below 1 makes New fail with ErrInvalidOption.
 func WithMaxKeys(n int) Option {
 	return optionFunc(func(c *config) { c.maxKeys = n })
+}
+
+// WithMaxRoutes bounds how many routes (a key, a method and a URL path) the Transport remembers the
+// bucket of, as responses name it (see BucketKey); the default is DefaultMaxRoutes. Beyond it the
+// least recently used route is forgotten, and paced by its key again until a response names its
+// bucket anew. 0 remembers none: every request is paced by its key. A negative n makes New fail
+// with ErrInvalidOption.
+func WithMaxRoutes(n int) Option {
+	return optionFunc(func(c *config) { c.maxRoutes = n })
 }
 
 // WithWaitObserver sets a function the Transport calls after each attempt that the Throttle held

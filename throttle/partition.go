@@ -8,6 +8,9 @@ import (
 // partition is the state of one key: its limiter and its pause.
 type partition struct {
 	key string
+	// base is the key this is a bucket of (BucketKey(base, bucket)), "" for any other key. It is
+	// set when the partition is made, under Throttle.mu.
+	base string
 
 	// refs counts the requests waiting or in flight on this partition. It is incremented only with
 	// Throttle.mu held, shared or exclusive (so eviction, which holds it exclusively, never evicts a
@@ -17,6 +20,9 @@ type partition struct {
 	// after the current time mean no pause. It is written under mu: Pause only extends it, SetPause
 	// and Resume may shorten or clear it.
 	pauseUntil atomic.Int64
+	// globalUntil is the end of the latest pause of the key's whole host (a throttle of global
+	// scope), in the same clock: a bucket partition of this key made during it sits it out too.
+	globalUntil atomic.Int64
 
 	mu      sync.Mutex    // guards pauseCh and writes to pauseUntil
 	pauseCh chan struct{} // closed when the pause changes; created lazily by waiters
@@ -26,6 +32,7 @@ type partition struct {
 	limInit      bool
 	lim          Limiter
 	learner      Learner
+	costs        CostReserver   // lim, when it weighs requests
 	attempts     AttemptLearner // learner, when it also wants send times
 	newer, older *partition     // the LRU list
 }

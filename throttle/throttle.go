@@ -33,13 +33,15 @@ type Throttle struct {
 	mu    sync.RWMutex // guards parts and lru
 	parts map[string]*partition
 	lru   lru
+
+	routes routes // the buckets of routes, learned from responses
 }
 
 // New returns a Throttle configured by opts. With no options it paces nothing and only pauses keys
 // (hosts) that are told to wait. It returns an error matching ErrInvalidOption for an unusable
 // option.
 func New(opts ...Option) (*Throttle, error) {
-	c := config{keyFunc: hostKey, maxKeys: DefaultMaxKeys}
+	c := config{keyFunc: credentialKey, maxKeys: DefaultMaxKeys, maxRoutes: DefaultMaxRoutes}
 	for _, o := range opts {
 		if o != nil {
 			o.apply(&c)
@@ -57,6 +59,9 @@ func New(opts ...Option) (*Throttle, error) {
 	if c.maxKeys < 1 {
 		return nil, fmt.Errorf("%w: maximum number of keys must be at least 1, got %d", ErrInvalidOption, c.maxKeys)
 	}
+	if c.maxRoutes < 0 {
+		return nil, fmt.Errorf("%w: maximum number of routes must not be negative, got %d", ErrInvalidOption, c.maxRoutes)
+	}
 	return &Throttle{
 		keyFunc:     c.keyFunc,
 		factory:     c.factory,
@@ -67,6 +72,7 @@ func New(opts ...Option) (*Throttle, error) {
 		hasMaxPause: c.hasMaxPause,
 		epoch:       time.Now(),
 		parts:       make(map[string]*partition),
+		routes:      routes{max: c.maxRoutes},
 	}, nil
 }
 
@@ -75,7 +81,8 @@ func New(opts ...Option) (*Throttle, error) {
 // once, without waiting, when the pause or the limiter's predicted wait ends after ctx's deadline;
 // it returns ctx.Err() as soon as ctx ends while waiting; every reservation it gives up is given
 // back. It also returns the limiter's refusal (such as *BacklogFullError), a wrapped factory
-// error, or ErrTooManyKeys. Each Wait books one request; the Transport calls it for every attempt.
+// error, or ErrTooManyKeys. Each Wait books one request, of the cost request.WithCost set in ctx
+// when the key's limiter is a CostReserver; the Transport calls it for every attempt.
 // A maximum wait set in ctx (request.WithMaxWait) replaces WithMaxWait's; invalid settings in ctx
 // (request.ErrInvalid) are returned at once.
 func (t *Throttle) Wait(ctx context.Context, key string) error {
@@ -90,12 +97,12 @@ func (t *Throttle) Wait(ctx context.Context, key string) error {
 	if !ok {
 		maxWait = t.maxWait
 	}
-	p, err := t.acquire(key)
+	p, err := t.acquire(key, "")
 	if err != nil {
 		return err
 	}
 	defer p.refs.Add(-1)
-	_, err = t.waitBlocked(ctx, p, maxWait)
+	_, err = t.waitBlocked(ctx, p, maxWait, costOf(set))
 	return err
 }
 
@@ -110,7 +117,7 @@ func (t *Throttle) Pause(key string, until time.Time) {
 		return
 	}
 	t.mu.Lock()
-	p := t.lookup(key)
+	p := t.lookup(key, "")
 	t.mu.Unlock()
 	if p != nil {
 		p.pause(u)
@@ -130,7 +137,7 @@ func (t *Throttle) SetPause(key string, until time.Time) {
 		return
 	}
 	t.mu.Lock()
-	p := t.lookup(key)
+	p := t.lookup(key, "")
 	t.mu.Unlock()
 	if p != nil {
 		p.setPause(u)
@@ -188,9 +195,9 @@ func (t *Throttle) Len() int {
 func (t *Throttle) since(tm time.Time) int64 { return int64(tm.Sub(t.epoch)) }
 
 // lookup returns the partition of key, creating it (and evicting an idle one to make room) when
-// needed, and marks it most recently used. It returns nil when the set is full of busy
-// partitions. t.mu is held.
-func (t *Throttle) lookup(key string) *partition {
+// needed, as a bucket of base when base is not "", and marks it most recently used. It returns nil
+// when the set is full of busy partitions. t.mu is held.
+func (t *Throttle) lookup(key, base string) *partition {
 	if p := t.parts[key]; p != nil {
 		t.lru.touch(p)
 		return p
@@ -199,6 +206,9 @@ func (t *Throttle) lookup(key string) *partition {
 		return nil
 	}
 	p := &partition{key: key}
+	if key != base {
+		p.base = base
+	}
 	t.parts[key] = p
 	t.lru.pushFront(p)
 	return p
@@ -216,9 +226,10 @@ func (t *Throttle) evictOne() bool {
 	return false
 }
 
-// acquire returns the partition of key with its limiter created and its reference count raised;
-// the caller lowers it (p.refs.Add(-1)) when its request is done.
-func (t *Throttle) acquire(key string) (*partition, error) {
+// acquire returns the partition of key (a bucket of base, when base is not "" and not key) with its
+// limiter created and its reference count raised; the caller lowers it (p.refs.Add(-1)) when its
+// request is done.
+func (t *Throttle) acquire(key, base string) (*partition, error) {
 	// Fast path, shared lock: the key is already the most recently used one (a hot key).
 	t.mu.RLock()
 	if p := t.parts[key]; p != nil && p.limInit && t.lru.newest == p {
@@ -230,7 +241,7 @@ func (t *Throttle) acquire(key string) (*partition, error) {
 
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	p := t.lookup(key)
+	p := t.lookup(key, base)
 	if p == nil {
 		return nil, ErrTooManyKeys
 	}
@@ -242,6 +253,7 @@ func (t *Throttle) acquire(key string) (*partition, error) {
 			}
 			p.lim = lim
 			p.learner, _ = lim.(Learner)
+			p.costs, _ = lim.(CostReserver)
 			p.attempts, _ = lim.(AttemptLearner)
 		}
 		p.limInit = true
@@ -250,10 +262,19 @@ func (t *Throttle) acquire(key string) (*partition, error) {
 	return p, nil
 }
 
+// costOf is the cost request.WithCost set, or 0 when none was set.
+func costOf(set request.Settings) int64 {
+	if c, ok := set.Cost(); ok {
+		return int64(c)
+	}
+	return 0
+}
+
 // waitBlocked waits for permission to send one request on p (which the caller holds), refusing
-// waits longer than maxWait as WithMaxWait describes (0: no bound); see Wait. It reports whether it
-// held the request back (a pause or a limiter delay), for the wait observer.
-func (t *Throttle) waitBlocked(ctx context.Context, p *partition, maxWait time.Duration) (blocked bool, err error) {
+// waits longer than maxWait as WithMaxWait describes (0: no bound); see Wait. A cost above 0 is
+// reserved with the limiter's ReserveN when it is a CostReserver. It reports whether it held the
+// request back (a pause or a limiter delay), for the wait observer.
+func (t *Throttle) waitBlocked(ctx context.Context, p *partition, maxWait time.Duration, cost int64) (blocked bool, err error) {
 	for {
 		if until := p.pauseUntil.Load(); until > 0 { // ever paused; the common case skips the call
 			if until > t.since(time.Now()) {
@@ -267,7 +288,12 @@ func (t *Throttle) waitBlocked(ctx context.Context, p *partition, maxWait time.D
 			return blocked, nil
 		}
 		now := time.Now()
-		r, err := p.lim.Reserve(now)
+		var r Reservation
+		if cost > 0 && p.costs != nil {
+			r, err = p.costs.ReserveN(now, cost)
+		} else {
+			r, err = p.lim.Reserve(now)
+		}
 		if err != nil {
 			return blocked, err
 		}

@@ -12,15 +12,21 @@ import (
 // NewTransport returns an http.RoundTripper that passes every request (every attempt, when a retry
 // layer sits above it) through t before handing it to next, and feeds every outcome back:
 //
-//  1. the request's key is the one request.WithKey set in its context, or else t's key function of
-//     it (the URL's host by default);
+//  1. the request's key is the one request.WithKey set in its context, or else the key of the
+//     bucket its route belongs to (see BucketKey), or else t's key function of it (the URL's host
+//     and a hash of its credential by default); Throttle.KeyOf tells it;
 //  2. it waits for the key (Throttle.Wait semantics, under the request's context): its pause, then
-//     its limiter; request.WithMaxWait replaces WithMaxWait's maximum for the request;
+//     its limiter; request.WithMaxWait replaces WithMaxWait's maximum for the request, and
+//     request.WithCost books that many units with a limiter that weighs requests (CostReserver);
 //  3. it calls next.RoundTrip;
-//  4. a response carrying Retry-After (of any status; typically 429 or 503) pauses the whole key for
+//  4. a response that names its quota's bucket (dialects.Bucket: Discord's X-RateLimit-Bucket,
+//     GitHub's x-ratelimit-resource) maps the request's route to that bucket;
+//  5. a refusal carrying Retry-After (of any status; typically 429 or 503) pauses the whole key for
 //     that long (delay-seconds or an HTTP-date, measured against the response's Date header), so
-//     the requests waiting behind it hold back too (at most WithMaxPause's maximum);
-//  5. if the key's Limiter implements Learner, it observes the outcome.
+//     the requests waiting behind it hold back too (at most WithMaxPause's maximum); the bucket
+//     it named too, and, when its scope is global (Discord's X-RateLimit-Global), every bucket of
+//     the key;
+//  6. if the key's Limiter implements Learner, it observes the outcome.
 //
 // It never modifies the request. When it refuses a request without calling next (the context
 // ended, the wait would pass the deadline, a full backlog, ErrTooManyKeys, per-request settings
@@ -59,28 +65,28 @@ func (tr *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		closeBody(req)
 		return nil, err
 	}
-	key, ok := set.Key()
-	if !ok {
-		key = tr.t.keyFunc(req)
-	}
+	key, base := tr.t.keys(req, set)
 	maxWait, ok := set.MaxWait()
 	if !ok {
 		maxWait = tr.t.maxWait
 	}
-	p, err := tr.t.acquire(key)
+	p, err := tr.t.acquire(key, base)
 	if err != nil {
 		closeBody(req)
 		return nil, err
 	}
 	defer p.refs.Add(-1)
+	if p.base != "" {
+		tr.t.inheritGlobal(p, base)
+	}
 	if tr.t.onWait == nil {
-		if _, err := tr.t.waitBlocked(ctx, p, maxWait); err != nil {
+		if _, err := tr.t.waitBlocked(ctx, p, maxWait, costOf(set)); err != nil {
 			closeBody(req)
 			return nil, err
 		}
 	} else {
 		start := time.Now()
-		blocked, err := tr.t.waitBlocked(ctx, p, maxWait)
+		blocked, err := tr.t.waitBlocked(ctx, p, maxWait, costOf(set))
 		if err != nil {
 			closeBody(req)
 			return nil, err
@@ -94,16 +100,25 @@ func (tr *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		sent = time.Now()
 	}
 	resp, err := tr.next.RoundTrip(req)
-	tr.t.observe(p, sent, resp, err)
+	tr.t.observe(p, base, req, sent, resp, err)
 	return resp, err
 }
 
-// observe applies an attempt's outcome to its partition: Retry-After first, then the Learner
-// (sent is when the attempt left, read only for an AttemptLearner).
-func (t *Throttle) observe(p *partition, sent time.Time, resp *http.Response, err error) {
+// observe applies an attempt's outcome to its partition: the bucket its response names (the route
+// is mapped to it, see routes.go), then Retry-After, then the Learner (sent is when the attempt
+// left, read only for an AttemptLearner). base is the key function's key of req, "" when its
+// context named the key.
+func (t *Throttle) observe(p *partition, base string, req *http.Request, sent time.Time, resp *http.Response, err error) {
 	var now time.Time
 	if resp != nil {
+		bucketKey := p.key
+		if base != "" {
+			if b := dialects.Bucket(resp); b != "" {
+				bucketKey = t.routes.learn(base, req, b)
+			}
+		}
 		var d time.Duration
+		global := false
 		if resp.StatusCode >= 400 {
 			// A refusal is read as its API means it (package dialects): a throttle that says
 			// when to come back (Retry-After, retry-after-ms, GitHub's reset of a used-up
@@ -114,13 +129,28 @@ func (t *Throttle) observe(p *partition, sent time.Time, resp *http.Response, er
 			now = time.Now()
 			if r := dialects.Read(resp, now); r.HasRetryAfter && (r.Throttled || has) {
 				d = r.RetryAfter
+				global = r.Scope == dialects.ScopeGlobal && base != ""
 			}
 		}
 		if d > 0 && t.hasMaxPause {
 			d = min(d, t.maxPause)
 		}
 		if d > 0 {
-			p.pause(t.since(now.Add(d)))
+			until := t.since(now.Add(d))
+			p.pause(until)
+			switch {
+			case global:
+				t.pauseAll(base, until)
+			case bucketKey != p.key:
+				// A route paced by its key until now: the bucket its response named holds back
+				// too (the route's next requests are paced by it).
+				t.mu.Lock()
+				bp := t.lookup(bucketKey, base)
+				t.mu.Unlock()
+				if bp != nil {
+					bp.pause(until)
+				}
+			}
 		}
 	}
 	if p.learner != nil {

@@ -9,6 +9,8 @@
 //   - a hold: nothing goes before it (the end of a pause, a window's reset);
 //   - a credit: up to that many requests go at once, ahead of the spacing, while nothing is
 //     waiting (what the server said remains of its quota); the spacing resumes after the last one;
+//     a units credit, when set, bounds the same burst by the sum of its costs (what remains of a
+//     quota of tokens or points);
 //   - a cap on requests in flight (sent and not yet answered), for probing a server's burst;
 //   - a window: at most a limit of requests in any window of time (a sliding log), each one
 //     going at the earliest one window, and a slack, after the request limit places before it.
@@ -43,6 +45,8 @@ type Pacer struct {
 	sentAny            bool
 	hold               int64
 	credit             int64
+	// unitCredit bounds the costs of the requests sent from the credit; negative: not metered.
+	unitCredit int64
 	// maxInFlight caps the requests sent and not yet answered; 0 = no cap.
 	maxInFlight int
 	inFlight    int
@@ -68,7 +72,7 @@ type Pacer struct {
 // back). onSent, when not nil, is told of every request as it comes due, in order, with its slot
 // and cost.
 func New(mu sync.Locker, clock func(time.Time) int64, onSent func(slot, cost int64)) *Pacer {
-	return &Pacer{mu: mu, clock: clock, onSent: onSent}
+	return &Pacer{mu: mu, clock: clock, onSent: onSent, unitCredit: -1}
 }
 
 // Reservation is one request booked with a Pacer. Its methods are safe for concurrent use; they
@@ -95,6 +99,22 @@ func (p *Pacer) Pending() int { return p.pending }
 // Credit returns how many requests may still go at once.
 func (p *Pacer) Credit() int64 { return p.credit }
 
+// UnitCredit returns how many units the requests going at once may still cost; negative when the
+// credit is not metered in units.
+func (p *Pacer) UnitCredit() int64 { return p.unitCredit }
+
+// fromCredit reports whether a request of cost may go from the credit, and spends it if so.
+func (p *Pacer) fromCredit(cost int64) bool {
+	if p.credit <= 0 || (p.unitCredit >= 0 && p.unitCredit < cost) {
+		return false
+	}
+	p.credit--
+	if p.unitCredit >= 0 {
+		p.unitCredit -= cost
+	}
+	return true
+}
+
 // Hold returns the hold (0: none).
 func (p *Pacer) Hold() int64 { return p.hold }
 
@@ -107,8 +127,7 @@ func (p *Pacer) Reserve(t, cost int64) *Reservation {
 	cost = max(cost, 1)
 	p.Settle(t)
 	if p.head == nil && p.fitsInFlight() {
-		if p.credit > 0 && t >= p.hold {
-			p.credit--
+		if t >= p.hold && p.fromCredit(cost) {
 			p.send(t, cost, p.creditAfter(t, cost))
 			return nil
 		}
@@ -346,16 +365,30 @@ func (p *Pacer) SetMaxInFlight(t int64, n int, wait time.Duration) {
 	}
 }
 
-// Grant sets the credit to n at t: that many requests go at once, the waiting ones first in line,
-// the rest as they come; the spacing resumes after the last of them.
+// Grant sets the credit to n at t: that many requests go at once (within the units credit, see
+// GrantUnits), the waiting ones first in line, the rest as they come; the spacing resumes after
+// the last of them.
 func (p *Pacer) Grant(t, n int64) {
 	p.Settle(t)
 	p.credit = max(n, 0)
+	p.release(t)
+}
+
+// GrantUnits sets the units credit to n at t: the requests going at once from the credit may cost
+// n units in all, the first in line that does not fit stopping the burst (FIFO). A negative n
+// removes the bound.
+func (p *Pacer) GrantUnits(t, n int64) {
+	p.Settle(t)
+	p.unitCredit = max(n, -1)
+	p.release(t)
+}
+
+// release sends the waiting requests the credit lets go at t.
+func (p *Pacer) release(t int64) {
 	if t < p.hold {
 		return // the credit is spent after the hold
 	}
-	for r := p.head; r != nil && p.credit > 0 && p.fitsInFlight(); r = p.head {
-		p.credit--
+	for r := p.head; r != nil && p.fitsInFlight() && p.fromCredit(r.cost); r = p.head {
 		r.slot = t
 		r.notify()
 		p.unlink(r)

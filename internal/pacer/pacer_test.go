@@ -134,3 +134,31 @@ func TestHeld(t *testing.T) {
 		t.Fatal("a request beyond a full window is not held")
 	}
 }
+
+// A units credit bounds the burst by the costs of its requests, in order: the first that does not
+// fit stops it, and it then goes at the units lane's pace (its cost times the spacing per unit
+// after the last one sent).
+func TestPacerUnitCredit(t *testing.T) {
+	p, sent, _ := newTestPacer()
+	p.SetInterval(0, LaneUnits, 10) // 10 ns per unit
+	p.Grant(0, 5)                   // five requests may go at once...
+	p.GrantUnits(0, 100)            // ...if they cost at most 100 units in all
+	if p.Reserve(0, 60) != nil || p.Reserve(0, 30) != nil {
+		t.Fatal("requests within the units credit were held")
+	}
+	r := p.Reserve(0, 20) // 90 spent: 20 does not fit
+	if r == nil || r.slot != 30*10 {
+		t.Fatalf("a request over the units credit: %v, want held one lane spacing after the last (300)", r)
+	}
+	if p.Credit() != 3 || p.UnitCredit() != 10 {
+		t.Fatalf("credit %d, units %d; want 3 and 10", p.Credit(), p.UnitCredit())
+	}
+	p.GrantUnits(5, 20) // a new units credit lets it go at once
+	if r.inList || (*sent)[len(*sent)-1] != 5 {
+		t.Fatalf("after GrantUnits: waiting %v, last sent %v", r.inList, *sent)
+	}
+	p.GrantUnits(5, -1) // unmetered: the requests credit alone counts
+	if p.Reserve(6, 1000) != nil {
+		t.Fatal("an unmetered credit held a costly request")
+	}
+}

@@ -7,14 +7,18 @@ type sendLog struct {
 	slots  [sendLogSize]int64
 	credit [sendLogSize]int64 // the credit the headers gave each send when it left (see declaredStrategy)
 	upper  [sendLogSize]int64 // the most the headers can have left for it (no jitter margin)
+	before [sendLogSize]int64 // the units (request costs) sent before each send
 	n      int64              // sends recorded in all
+	units  int64              // units sent in all
 }
 
 // sendLogSize bounds the memory: more requests than this in flight at once are counted as this
 // many, which only makes the learner more careful.
 const sendLogSize = 1024
 
-func (s *sendLog) add(slot, credit, upper int64) {
+func (s *sendLog) add(slot, cost, credit, upper int64) {
+	s.before[s.n%sendLogSize] = s.units
+	s.units += cost
 	s.slots[s.n%sendLogSize] = slot
 	s.credit[s.n%sendLogSize] = credit
 	s.upper[s.n%sendLogSize] = upper
@@ -57,6 +61,16 @@ func (s *sendLog) slotOf(k int64) (int64, bool) {
 // instant as it (a burst) are counted as unseen too, all but itself: which of them arrived first
 // is not known, and counting them keeps the credit on the safe side.
 func (s *sendLog) unseen(t int64) int64 { return max(s.after(t-1)-1, 0) }
+
+// unitsFrom sums the costs of the sends at or after t (of those the ring still holds: more than
+// sendLogSize in flight are counted as that many, as unseen does).
+func (s *sendLog) unitsFrom(t int64) int64 {
+	i := s.n - s.after(t-1) // the first send at or after t
+	if i >= s.n {
+		return 0
+	}
+	return s.units - s.before[i%sendLogSize]
+}
 
 // after counts the recorded sends at times strictly after t. Sends are recorded in time order.
 func (s *sendLog) after(t int64) int64 {

@@ -47,6 +47,7 @@ type Learner struct {
 var (
 	_ throttle.AttemptLearner  = (*Learner)(nil)
 	_ throttle.LatenessLearner = (*Learner)(nil)
+	_ throttle.CostReserver    = (*Learner)(nil)
 )
 
 // New returns a Learner configured by opts, or an error matching ErrInvalidOption.
@@ -68,8 +69,8 @@ func New(opts ...Option) (*Learner, error) {
 	l.m.share = 1
 	d := &declaredStrategy{}
 	cyc := &cyclesStrategy{}
-	l.p = pacer.New(&l.mu, l.clock, func(slot, _ int64) {
-		l.m.sends.add(slot, d.current(&l.m), d.currentUpper(&l.m))
+	l.p = pacer.New(&l.mu, l.clock, func(slot, cost int64) {
+		l.m.sends.add(slot, cost, d.current(&l.m), d.currentUpper(&l.m))
 		cyc.sent(slot)
 	})
 	l.strats = []strategy{
@@ -106,11 +107,16 @@ func (l *Learner) clock(now time.Time) int64 {
 	return l.now
 }
 
-// Reserve books one request at now. It never fails.
-func (l *Learner) Reserve(now time.Time) (throttle.Reservation, error) {
+// Reserve books one request of cost 1 at now. It never fails.
+func (l *Learner) Reserve(now time.Time) (throttle.Reservation, error) { return l.ReserveN(now, 1) }
+
+// ReserveN books one request that costs cost units at now (throttle.CostReserver; a cost below 1
+// counts as 1): it goes when both the requests quota and the units quota the server declared
+// (tokens, points; see docs/learner.md) have room for it, whichever is the tighter. It never fails.
+func (l *Learner) ReserveN(now time.Time, cost int64) (throttle.Reservation, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if r := l.p.Reserve(l.clock(now), 1); r != nil {
+	if r := l.p.Reserve(l.clock(now), max(cost, 1)); r != nil {
 		return r, nil
 	}
 	return due{}, nil
@@ -158,6 +164,9 @@ func (l *Learner) ObserveAttempt(sent, now time.Time, resp *http.Response, err e
 			m.successes++
 			m.succ.add(t)
 		}
+	}
+	if ev := m.units.observe(sig, m); ev != "" {
+		l.emit(now, "units: "+ev)
 	}
 	for _, s := range l.strats {
 		if ev := s.observe(t, sig, m); ev != "" {
@@ -207,6 +216,12 @@ func (l *Learner) arbitrate(t int64, now time.Time) {
 		}
 	}
 	l.p.SetInterval(t, pacer.LaneRequests, p.interval)
+	// The units quota meters every strategy's plan: its pace per unit, and its credit bounding
+	// the requests credit's burst by their costs.
+	l.p.SetInterval(t, pacer.LaneUnits, m.units.interval(m))
+	if uc := m.units.creditNow(m); uc != l.p.UnitCredit() {
+		l.p.GrantUnits(t, uc)
+	}
 	l.p.SetHold(t, p.hold)
 	cw := l.capWait()
 	if p.capWait > 0 {

@@ -50,6 +50,9 @@ type model struct {
 	// the request halves it, spare quota in the answers brings it back (see declaredStrategy).
 	share float64
 
+	// units is the quota of other units than requests (tokens, points) the server declared.
+	units unitsQuota
+
 	// pauseUntil is the end of the last Retry-After the server asked for (0: none).
 	pauseUntil int64
 

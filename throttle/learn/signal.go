@@ -23,6 +23,14 @@ type Signal struct {
 	HasReset     bool
 	RetryAfter   int64 // the server asked for this much quiet (valid when HasRetryAfter)
 	HasRetry     bool
+
+	// The declared quota of other units than requests that a request's cost counts against
+	// (tokens, points; see unitsOf): per UnitWindow, with UnitRemaining left when the server
+	// answered; UnitContinuous when it refills continuously.
+	UnitLimit, UnitWindow int64
+	UnitRemaining         int64 // valid when HasUnitRemaining
+	HasUnitRemaining      bool
+	UnitContinuous        bool
 }
 
 // headers reports whether the signal carries any declared quota field.
@@ -32,8 +40,10 @@ func (s *Signal) headers() bool { return s.Limit > 0 || s.HasRemaining }
 // sent it (package dialects: IETF fields, X-RateLimit-*, GitHub, OpenAI, Anthropic, Shopify,
 // Discord, ...). now is the answer's wall time, used to resolve absolute resets and dates. A
 // throttle is a status of statuses or whatever the dialect calls one (GitHub's 403 with nothing
-// left). The requests quota is the one the learner paces by; a quota of other units (tokens) that
-// is used up holds the key until it comes back, as a Retry-After would.
+// left). The requests quota and the quota of other units a request's cost counts against (tokens,
+// points: unitsOf) are the ones the learner paces by; a quota of other units that is used up holds
+// the key until it comes back, as a Retry-After would, when it comes back whole or a request was
+// refused for it.
 func readSignal(sent, answered int64, now time.Time, resp *http.Response, err error, statuses []int, rd *dialects.Reader) Signal {
 	s := Signal{Sent: sent, Answered: answered}
 	if err != nil || resp == nil {
@@ -61,8 +71,31 @@ func readSignal(sent, answered int64, now time.Time, resp *http.Response, err er
 		s.Remaining, s.HasRemaining = max(q.Remaining, 0), q.HasRemaining
 		s.Reset, s.HasReset = int64(q.Reset), q.HasReset
 	}
-	if q, ok := r.Exhausted(); ok && q.Unit != dialects.UnitRequests && q.HasReset && int64(q.Reset) > s.RetryAfter {
+	if q, ok := unitsOf(r); ok {
+		s.UnitLimit, s.UnitWindow, s.UnitContinuous = q.Limit, int64(q.Window), q.Continuous
+		s.UnitRemaining, s.HasUnitRemaining = max(q.Remaining, 0), q.HasRemaining
+	}
+	// A spent quota of other units holds until its reset when it comes back whole then (GitHub's
+	// GraphQL points), or when the server refused the request for it. One that refills
+	// continuously (OpenAI's and Anthropic's tokens) and was spent by an admitted request is paced
+	// instead: its units lane spaces the next request by its cost (its reset is the time until it
+	// is whole again, a window's wait for a quota that lets the next request in long before).
+	if q, ok := r.Exhausted(); ok && q.Unit != dialects.UnitRequests && q.HasReset && (!q.Continuous || s.Throttled) &&
+		int64(q.Reset) > s.RetryAfter {
 		s.RetryAfter, s.HasRetry = int64(q.Reset), true
 	}
 	return s
+}
+
+// unitsOf is the quota of other units than requests that a request's cost (request.WithCost)
+// counts against: the first the reading declares that is not a count of requests or of requests
+// in flight, such as OpenAI's tokens, Anthropic's tokens (the most restrictive of its token
+// limits, sent before input-tokens and output-tokens), GitHub's GraphQL points.
+func unitsOf(r dialects.Reading) (dialects.Quota, bool) {
+	for _, q := range r.Quotas {
+		if q.Unit != dialects.UnitRequests && q.Unit != dialects.UnitConcurrentRequests && (q.Limit > 0 || q.HasRemaining) {
+			return q, true
+		}
+	}
+	return dialects.Quota{}, false
 }

@@ -1,0 +1,235 @@
+package throttle
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/steadyhttp/steady/request"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// send sends one request for method and rawURL with an Authorization header (none when auth is
+// "") through rt, and returns the status.
+func send(t *testing.T, ctx context.Context, rt http.RoundTripper, method, rawURL, auth string) int {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctx, method, rawURL, nil)
+	require.NoError(t, err)
+	if auth != "" {
+		req.Header.Set("Authorization", auth)
+	}
+	resp, err := rt.RoundTrip(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// The default key is the owner of the quota: the host and a hash of the credential. Two tokens on
+// one host are two keys, neither carries the secret, and a context key overrides both.
+func TestDefaultKeyIsTheCredential(t *testing.T) {
+	th, err := New()
+	require.NoError(t, err)
+	req := func(auth string) *http.Request {
+		r, err := http.NewRequest(http.MethodGet, "https://API.example.com/v1/x", nil)
+		require.NoError(t, err)
+		if auth != "" {
+			r.Header.Set("Authorization", auth)
+		}
+		return r
+	}
+	a, b, none := th.KeyOf(req("Bearer sk-alpha")), th.KeyOf(req("Bearer sk-beta")), th.KeyOf(req(""))
+	assert.Equal(t, "api.example.com", none)
+	assert.True(t, strings.HasPrefix(a, "api.example.com#"), a)
+	assert.NotEqual(t, a, b)
+	assert.Equal(t, a, th.KeyOf(req("Bearer sk-alpha")), "stable")
+	for _, k := range []string{a, b} {
+		assert.NotContains(t, k, "alpha")
+		assert.NotContains(t, k, "beta")
+	}
+	r := req("Bearer sk-alpha")
+	assert.Equal(t, "tenant-7", th.KeyOf(r.WithContext(request.WithKey(r.Context(), "tenant-7"))))
+
+	// The two credentials are paced apart: a pause of one leaves the other alone.
+	synctest.Test(t, func(t *testing.T) {
+		th, err := New()
+		require.NoError(t, err)
+		rt := NewTransport(roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			if r.Header.Get("Authorization") == "Bearer sk-alpha" {
+				return response(429, http.Header{"Retry-After": {"10"}}), nil
+			}
+			return response(200, nil), nil
+		}), th)
+		ctx := context.Background()
+		assert.Equal(t, 429, send(t, ctx, rt, "GET", "https://api.example.com/v1/x", "Bearer sk-alpha"))
+		start := time.Now()
+		assert.Equal(t, 200, send(t, ctx, rt, "GET", "https://api.example.com/v1/x", "Bearer sk-beta"))
+		assert.Zero(t, time.Since(start), "the other credential is not paused")
+		assert.False(t, th.PausedUntil(a).IsZero(), "the throttled credential is paused")
+	})
+}
+
+// discordServer answers as Discord's per-route buckets do: /a and /b share bucket "shared", /c
+// has its own; /c?throttle is a 429 that names its bucket, and /g is the global limit.
+func discordServer(r *http.Request) (*http.Response, error) {
+	h := http.Header{"X-Ratelimit-Limit": {"5"}, "X-Ratelimit-Remaining": {"4"}, "X-Ratelimit-Reset-After": {"1"}}
+	switch r.URL.Path {
+	case "/a", "/b":
+		h.Set("X-Ratelimit-Bucket", "shared")
+	case "/c":
+		h.Set("X-Ratelimit-Bucket", "own")
+		if r.URL.Query().Has("throttle") {
+			h.Set("X-Ratelimit-Remaining", "0")
+			h.Set("Retry-After", "3")
+			return response(429, h), nil
+		}
+	case "/g":
+		return response(429, http.Header{"X-Ratelimit-Global": {"true"}, "X-Ratelimit-Scope": {"global"}, "Retry-After": {"5"}}), nil
+	}
+	return response(200, h), nil
+}
+
+// Routes map to the buckets their responses name: unseen routes use the key, seen ones their
+// bucket's key; a bucket's pause holds its routes only; a global throttle pauses every route.
+func TestRoutesFollowBuckets(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		th, err := New()
+		require.NoError(t, err)
+		rt := NewTransport(roundTripFunc(discordServer), th)
+		ctx := context.Background()
+		const host = "https://discord.test"
+		key := func(method, path string) string {
+			r, err := http.NewRequest(method, host+path, nil)
+			require.NoError(t, err)
+			return th.KeyOf(r)
+		}
+		assert.Equal(t, "discord.test", key("GET", "/a"), "an unseen route uses the host's key")
+		send(t, ctx, rt, "GET", host+"/a", "")
+		send(t, ctx, rt, "GET", host+"/b?x=1", "")
+		send(t, ctx, rt, "GET", host+"/c", "")
+		assert.Equal(t, BucketKey("discord.test", "shared"), key("GET", "/a"))
+		assert.Equal(t, BucketKey("discord.test", "shared"), key("GET", "/b"), "routes share a bucket")
+		assert.Equal(t, BucketKey("discord.test", "own"), key("GET", "/c"))
+		assert.Equal(t, "discord.test", key("DELETE", "/a"), "a method is a route of its own")
+
+		// A throttle on bucket "own" holds its route, not the other bucket's nor an unseen route.
+		start := time.Now()
+		assert.Equal(t, 429, send(t, ctx, rt, "GET", host+"/c?throttle", ""))
+		assert.Equal(t, 200, send(t, ctx, rt, "GET", host+"/a", ""))
+		assert.Equal(t, 200, send(t, ctx, rt, "GET", host+"/new", ""))
+		assert.Zero(t, time.Since(start))
+		assert.Equal(t, 200, send(t, ctx, rt, "GET", host+"/c", ""))
+		assert.Equal(t, 3*time.Second, time.Since(start), "the bucket sat out its Retry-After")
+
+		// A global throttle pauses every route of the host, buckets and unseen routes
+		// alike.
+		start = time.Now()
+		assert.Equal(t, 429, send(t, ctx, rt, "GET", host+"/g", ""))
+		for _, p := range []string{"/a", "/c", "/other"} {
+			assert.Equal(t, 200, send(t, ctx, rt, "GET", host+p, ""))
+			assert.Equal(t, 5*time.Second, time.Since(start), p)
+		}
+	})
+}
+
+// A bucket first named by a throttle: the bucket holds (the route is paced by it from now on), and
+// so does the key that paced the request.
+func TestRouteLearnedFromAThrottle(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		th, err := New()
+		require.NoError(t, err)
+		rt := NewTransport(roundTripFunc(discordServer), th)
+		ctx := context.Background()
+		start := time.Now()
+		assert.Equal(t, 429, send(t, ctx, rt, "GET", "https://discord.test/c?throttle", ""))
+		assert.False(t, th.PausedUntil(BucketKey("discord.test", "own")).IsZero())
+		assert.False(t, th.PausedUntil("discord.test").IsZero())
+		assert.Equal(t, 200, send(t, ctx, rt, "GET", "https://discord.test/c", ""))
+		assert.Equal(t, 3*time.Second, time.Since(start))
+	})
+}
+
+// GitHub's resources are separate quotas: search and core routes get their own keys.
+func TestGitHubResourcesAreBuckets(t *testing.T) {
+	th, err := New()
+	require.NoError(t, err)
+	rt := NewTransport(roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		res := "core"
+		if strings.HasPrefix(r.URL.Path, "/search/") {
+			res = "search"
+		}
+		return response(200, http.Header{"X-Ratelimit-Limit": {"30"}, "X-Ratelimit-Resource": {res}, "X-Github-Request-Id": {"1"}}), nil
+	}), th)
+	ctx := context.Background()
+	send(t, ctx, rt, "GET", "https://api.github.test/search/code?q=x", "token ghp_secret")
+	send(t, ctx, rt, "GET", "https://api.github.test/repos/o/r", "token ghp_secret")
+	r1, _ := http.NewRequest("GET", "https://api.github.test/search/code?q=y", nil)
+	r1.Header.Set("Authorization", "token ghp_secret")
+	r2, _ := http.NewRequest("GET", "https://api.github.test/repos/o/r", nil)
+	r2.Header.Set("Authorization", "token ghp_secret")
+	base := th.keyFunc(r1)
+	assert.Equal(t, BucketKey(base, "search"), th.KeyOf(r1))
+	assert.Equal(t, BucketKey(base, "core"), th.KeyOf(r2))
+	assert.NotContains(t, th.KeyOf(r1), "ghp_secret")
+}
+
+// The route map is bounded, least recently used first out, and 0 remembers none.
+func TestRoutesBounded(t *testing.T) {
+	th, err := New(WithMaxRoutes(2))
+	require.NoError(t, err)
+	rt := NewTransport(roundTripFunc(discordServer), th)
+	ctx := context.Background()
+	key := func(path string) string {
+		r, _ := http.NewRequest("GET", "https://discord.test"+path, nil)
+		return th.KeyOf(r)
+	}
+	send(t, ctx, rt, "GET", "https://discord.test/a", "")
+	send(t, ctx, rt, "GET", "https://discord.test/b", "")
+	assert.Equal(t, BucketKey("discord.test", "shared"), key("/a")) // /a is now the newest
+	send(t, ctx, rt, "GET", "https://discord.test/c", "")
+	assert.Equal(t, 2, len(th.routes.m))
+	assert.Equal(t, "discord.test", key("/b"), "the least recently used route is forgotten")
+	assert.Equal(t, BucketKey("discord.test", "shared"), key("/a"))
+	assert.Equal(t, BucketKey("discord.test", "own"), key("/c"))
+
+	none, err := New(WithMaxRoutes(0))
+	require.NoError(t, err)
+	send(t, ctx, NewTransport(roundTripFunc(discordServer), none), "GET", "https://discord.test/a", "")
+	r, _ := http.NewRequest("GET", "https://discord.test/a", nil)
+	assert.Equal(t, "discord.test", none.KeyOf(r))
+
+	_, err = New(WithMaxRoutes(-1))
+	assert.ErrorIs(t, err, ErrInvalidOption)
+}
+
+// Routes are learned and looked up from many goroutines at once (run with -race), and the map
+// never holds more than its bound.
+func TestRoutesConcurrent(t *testing.T) {
+	th, err := New(WithMaxRoutes(16))
+	require.NoError(t, err)
+	rt := NewTransport(roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		return response(200, http.Header{"X-Ratelimit-Bucket": {"b" + r.URL.Path[len(r.URL.Path)-1:]}}), nil
+	}), th)
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 200 {
+				send(t, context.Background(), rt, "GET", fmt.Sprintf("https://d.test/r%d/%d", (g*200+i)%40, i%10), "")
+			}
+		})
+	}
+	wg.Wait()
+	th.routes.mu.Lock()
+	defer th.routes.mu.Unlock()
+	assert.LessOrEqual(t, len(th.routes.m), 16)
+	n := 0
+	for e := th.routes.newest; e != nil; e = e.older {
+		n++
+	}
+	assert.Equal(t, len(th.routes.m), n, "the list and the map agree")
+}
