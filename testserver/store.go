@@ -72,4 +72,7 @@ type StoreStats struct {
 	EvictedActive int64 `json:"evicted_active"`
 	// RuleEvictions counts evictions by rule name.
 	RuleEvictions map[string]int64 `json:"rule_evictions,omitempty"`
+	// Shared reports a shared store's round trips, failures and store-down policy decisions; nil
+	// for a store of one process (the memory store).
+	Shared *SharedStats `json:"shared,omitempty"`
 }

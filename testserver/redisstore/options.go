@@ -11,8 +11,15 @@ import (
 
 // Defaults of the options.
 const (
-	// DefaultTimeout is the default deadline of one Apply's Redis round trip (WithTimeout).
-	DefaultTimeout = 50 * time.Millisecond
+	// DefaultTimeout is the default deadline of one Apply's Redis round trip (WithTimeout). A
+	// round trip with Redis healthy takes the network's round trip (up to tens of milliseconds
+	// between zones), Redis running the batch it carries (about 30 µs a script: 20 ms for a
+	// burst of 600 on one Redis), and the time the process takes to read the reply when a burst
+	// has just arrived on a busy 2-core host (tens of milliseconds). Missing it sends the decision
+	// to the policy, which may admit beyond the limit, so it is set at several times their sum at
+	// a 30 ms round trip; a hanging Redis costs a decision at most twice this, and only until
+	// the circuit opens.
+	DefaultTimeout = 250 * time.Millisecond
 	// DefaultRetryInterval is how long the store skips Redis after a failure (WithRetryInterval).
 	DefaultRetryInterval = time.Second
 	// DefaultKeyPrefix starts every key the store writes (WithKeyPrefix).
@@ -32,6 +39,8 @@ func (f optionFunc) apply(c *config) error { return f(c) }
 type config struct {
 	timeout       time.Duration
 	retryInterval time.Duration
+	failureWindow time.Duration
+	pipelines     int
 	policy        Policy
 	rulePolicy    map[string]Policy
 	share         float64
@@ -46,6 +55,8 @@ func newConfig(opts []Option) (*config, error) {
 	c := &config{
 		timeout:       DefaultTimeout,
 		retryInterval: DefaultRetryInterval,
+		failureWindow: DefaultRetryInterval,
+		pipelines:     DefaultPipelines,
 		policy:        Fallback,
 		share:         1,
 		prefix:        DefaultKeyPrefix,
@@ -65,10 +76,11 @@ func optionErr(option, value, why string) error {
 	return &testserver.OptionError{Option: option, Value: value, Err: fmt.Errorf("%w: %s", testserver.ErrInvalidOption, why)}
 }
 
-// WithTimeout sets the deadline of every Apply's Redis round trip; default DefaultTimeout (50 ms).
-// When Redis has not answered by then, the checks are decided by their Policy, so Apply returns
-// within about d even when Redis hangs (a shorter deadline on the caller's context wins). d must be
-// positive.
+// WithTimeout sets the deadline of every Apply's Redis round trip, counted from when its round
+// trip is sent; default DefaultTimeout (250 ms). When Redis has not answered by then, the checks
+// are decided by their Policy. A decision waits at most one round trip (itself bounded by d) for a
+// free pipeline before its own is sent (WithPipelines), so Apply returns within 2d even when Redis
+// hangs (a shorter deadline on the caller's context wins). d must be positive.
 func WithTimeout(d time.Duration) Option {
 	return optionFunc(func(c *config) error {
 		if d <= 0 {
@@ -210,4 +222,34 @@ func (c *config) policyOf(rule string) Policy {
 		return p
 	}
 	return c.policy
+}
+
+// WithFailureWindow sets how long Redis must keep failing (every round trip an error or a missed
+// deadline, none answered) before the circuit opens; default DefaultRetryInterval (1 s). Until
+// then each failed decision is decided by policy on its own and the next still asks Redis, so one
+// slow round trip, or a short stall, does not send a whole retry interval to the policy. A refused
+// connection (nobody listens) opens the circuit at once. d must be positive.
+func WithFailureWindow(d time.Duration) Option {
+	return optionFunc(func(c *config) error {
+		if d <= 0 {
+			return optionErr("WithFailureWindow", d.String(), "must be positive")
+		}
+		c.failureWindow = d
+		return nil
+	})
+}
+
+// WithPipelines sets how many round trips to Redis the store keeps in flight at once; default
+// DefaultPipelines (4). Decisions that arrive while all are in flight wait for the first to come
+// back and share the next one (one pipeline of scripts), so a burst costs a few round trips, and a
+// decision waits at most one round trip (bounded by its deadline) before its own is sent. Each
+// pipeline holds one connection, which Open keeps open. n must be at least 1.
+func WithPipelines(n int) Option {
+	return optionFunc(func(c *config) error {
+		if n < 1 {
+			return optionErr("WithPipelines", fmt.Sprint(n), "must be at least 1")
+		}
+		c.pipelines = n
+		return nil
+	})
 }

@@ -57,7 +57,7 @@
 //	-store-fallback-share F
 //	                   fallback: the share of every limit this instance enforces alone; 1/N for
 //	                   N instances keeps their sum near the limit [1]
-//	-store-timeout D   deadline of each decision's round trip to Redis [50ms]
+//	-store-timeout D   deadline of each decision's round trip to Redis [250ms]
 //
 // With -store redis the server starts even when Redis is down (stderr says whether it answers),
 // keeps answering within -store-timeout by the policy while it is, reports each failure on stderr

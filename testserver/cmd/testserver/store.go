@@ -99,8 +99,9 @@ func redact(s string) string {
 
 // openStore opens the Redis store of -store (nil for memory) after checking that it decides the
 // rules exactly, and reports on stderr whether Redis answers: a server starts while Redis is
-// down and decides by -store-policy until it comes up. Redis failures are reported on stderr as
-// they happen (at most one per retry interval: the store leaves Redis alone in between).
+// down and decides by -store-policy until it comes up. Failed round trips to Redis are reported
+// on stderr as they happen (one line per round trip, which concurrent decisions share; while
+// the circuit is open, at most one per retry interval).
 func (o *options) openStore(cfg *testserver.Config, stderr io.Writer) (*redisstore.Store, error) {
 	s := o.store
 	if s.url == "" {
@@ -116,7 +117,7 @@ func (o *options) openStore(cfg *testserver.Config, stderr io.Writer) (*redissto
 	st, err := redisstore.Open(s.url,
 		redisstore.WithPolicy(s.policy), redisstore.WithFallbackShare(s.share), redisstore.WithTimeout(s.timeout),
 		redisstore.WithErrorHook(func(err error) {
-			fmt.Fprintf(stderr, "testserver: redis: %v; deciding by -store-policy %s for the next %v\n", err, s.policy, redisstore.DefaultRetryInterval)
+			fmt.Fprintf(stderr, "testserver: redis: %v; its decisions made by -store-policy %s\n", err, s.policy)
 		}))
 	if err != nil {
 		return nil, usage(fmt.Errorf("-store: %w", err))

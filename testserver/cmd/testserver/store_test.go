@@ -91,8 +91,8 @@ func TestStoreRedisShared(t *testing.T) {
 	if resp, _ := open.get(t, "/"); resp.StatusCode != http.StatusOK {
 		t.Errorf("fail-open with Redis down: %s", resp.Status)
 	}
-	closed.stderr.waitLine(t, "deciding by -store-policy fail-closed", closed.exited)
-	open.stderr.waitLine(t, "deciding by -store-policy fail-open", open.exited)
+	closed.stderr.waitLine(t, "made by -store-policy fail-closed", closed.exited)
+	open.stderr.waitLine(t, "made by -store-policy fail-open", open.exited)
 
 	replaceFile(t, cfg, `{"rules": [{"name": "shared", "algorithm": "sliding-window", "limit": 30000, "window": "24h"}]}`)
 	open.reload <- nil
