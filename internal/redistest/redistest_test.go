@@ -44,3 +44,17 @@ func TestDelay(t *testing.T) {
 		}
 	}
 }
+
+// TestPauseResume: a paused server does not answer (the PING times out), and answers again after
+// Resume.
+func TestPauseResume(t *testing.T) {
+	s := Start(t)
+	s.Pause()
+	if err := ping(s.Addr()); err == nil {
+		t.Fatal("PING answered while paused")
+	}
+	s.Resume()
+	if err := ping(s.Addr()); err != nil {
+		t.Fatalf("PING after Resume: %v", err)
+	}
+}

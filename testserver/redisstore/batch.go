@@ -137,14 +137,21 @@ func (s *Store) send(batch []*call) []outcome {
 	if len(live) == 0 {
 		return outs
 	}
+	// Admissions the Fallback policy made while Redis was away go first, so that the decisions of
+	// this round trip see them.
+	debts := s.ledger.take()
+	calls := s.debtCalls(debts)
+	skip := len(calls)
+	for _, i := range live {
+		calls = append(calls, batch[i])
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.timeout)
 	defer cancel()
 	s.roundTrips.Add(1)
-	replies, err := s.call(ctx, func(ctx context.Context) (any, error) {
-		return s.exec(ctx, batch, live)
-	})
+	replies, err := s.call(ctx, func(ctx context.Context) (any, error) { return s.exec(ctx, calls) })
 	end := time.Now()
 	if err != nil {
+		s.ledger.settle(debts, false)
 		closed := errors.Is(err, testserver.ErrClosed)
 		timeout := !closed && (ctx.Err() != nil || isTimeout(err))
 		switch {
@@ -167,8 +174,9 @@ func (s *Store) send(batch []*call) []outcome {
 		}
 		return outs
 	}
+	s.ledger.settle(debts, true)
 	s.circuit.success()
-	rs := replies.([]result)
+	rs := replies.([]result)[skip:]
 	for j, i := range live {
 		outs[i] = outcome{reply: rs[j].v, err: rs[j].err}
 	}
@@ -181,13 +189,13 @@ type result struct {
 	err error
 }
 
-// exec runs the scripts of batch[live...] on the client: one EVALSHA alone, or a pipeline; those
-// Redis answers NOSCRIPT run again by EVAL (which also loads the script). The error is a failure
-// of the round trip; a script's own error is in its result.
-func (s *Store) exec(ctx context.Context, batch []*call, live []int) ([]result, error) {
-	out := make([]result, len(live))
-	if len(live) == 1 {
-		c := batch[live[0]]
+// exec runs the scripts of calls on the client: one EVALSHA alone, or a pipeline; those Redis
+// answers NOSCRIPT run again by EVAL (which also loads the script). The error is a failure of the
+// round trip; a script's own error is in its result.
+func (s *Store) exec(ctx context.Context, calls []*call) ([]result, error) {
+	out := make([]result, len(calls))
+	if len(calls) == 1 {
+		c := calls[0]
 		v, err := s.client.EvalSha(ctx, script.Hash(), c.keys, c.args...).Result()
 		if isNoScript(err) {
 			v, err = s.client.Eval(ctx, scriptSource, c.keys, c.args...).Result()
@@ -198,10 +206,10 @@ func (s *Store) exec(ctx context.Context, batch []*call, live []int) ([]result, 
 		out[0] = result{v, err}
 		return out, nil
 	}
-	cmds := make([]*redis.Cmd, len(live))
+	cmds := make([]*redis.Cmd, len(calls))
 	pipe := s.client.Pipeline()
-	for j, i := range live {
-		cmds[j] = pipe.EvalSha(ctx, script.Hash(), batch[i].keys, batch[i].args...)
+	for j, c := range calls {
+		cmds[j] = pipe.EvalSha(ctx, script.Hash(), c.keys, c.args...)
 	}
 	if _, err := pipe.Exec(ctx); err != nil && !isReplyError(err) {
 		return nil, err
@@ -221,8 +229,7 @@ func (s *Store) exec(ctx context.Context, batch []*call, live []int) ([]result, 
 	if len(again) > 0 {
 		pipe := s.client.Pipeline()
 		for _, j := range again {
-			c := batch[live[j]]
-			cmds[j] = pipe.Eval(ctx, scriptSource, c.keys, c.args...)
+			cmds[j] = pipe.Eval(ctx, scriptSource, calls[j].keys, calls[j].args...)
 		}
 		if _, err := pipe.Exec(ctx); err != nil && !isReplyError(err) {
 			return nil, err

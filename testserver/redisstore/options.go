@@ -44,6 +44,8 @@ type config struct {
 	policy        Policy
 	rulePolicy    map[string]Policy
 	share         float64
+	shareSet      bool
+	instances     int64
 	fallbackKeys  int
 	callerClock   bool
 	prefix        string
@@ -135,15 +137,16 @@ func WithRulePolicy(rule string, p Policy) Option {
 
 // WithFallbackShare sets the share of every limit the Fallback policy enforces locally: a check
 // with limit L is decided against max(1, floor(L*share)) (buckets scale their burst in proportion,
-// see algorithm.Scale). Default 1: each instance enforces the whole limit on its own, so N
-// instances admit up to N times the limit while Redis is away; 1/N keeps the sum near the limit.
-// share must be in (0, 1].
+// see algorithm.Scale). Default 1/N for N instances: N from WithInstances, else the number of
+// stores registered in Redis (each store renews its registration every retry interval; see the
+// package documentation), and 1 while N is unknown (a store that never reached Redis). A fixed
+// share overrides both. share must be in (0, 1].
 func WithFallbackShare(share float64) Option {
 	return optionFunc(func(c *config) error {
 		if !(share > 0 && share <= 1) || math.IsNaN(share) {
 			return optionErr("WithFallbackShare", fmt.Sprint(share), "must be in (0, 1]")
 		}
-		c.share = share
+		c.share, c.shareSet = share, true
 		return nil
 	})
 }
@@ -250,6 +253,20 @@ func WithPipelines(n int) Option {
 			return optionErr("WithPipelines", fmt.Sprint(n), "must be at least 1")
 		}
 		c.pipelines = n
+		return nil
+	})
+}
+
+// WithInstances sets the number of instances that share the limits, for the Fallback policy's
+// default share (1/n) instead of the count registered in Redis; default 0 (use the registered
+// count). Set it when instances may start while Redis is down (they have never seen the count).
+// n must not be negative.
+func WithInstances(n int) Option {
+	return optionFunc(func(c *config) error {
+		if n < 0 {
+			return optionErr("WithInstances", fmt.Sprint(n), "must not be negative")
+		}
+		c.instances = int64(n)
 		return nil
 	})
 }

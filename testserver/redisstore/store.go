@@ -46,6 +46,12 @@ type Store struct {
 	scaled   sync.Map // scaleKey -> algorithm.Algorithm
 	circuit  circuit
 	batch    coalescer
+	ledger   ledger
+
+	id        string       // this store's registration (registry.go)
+	instances atomic.Int64 // instances registered, as last seen
+	stop      chan struct{}
+	beats     sync.WaitGroup
 
 	mu     sync.Mutex // guards closed against calls starting while Close waits
 	closed bool
@@ -90,7 +96,14 @@ func New(client redis.UniversalClient, opts ...Option) (*Store, error) {
 	case *redis.Ring:
 		s.sharded, s.direct = true, c.Options().ContextTimeoutEnabled
 	}
+	s.ledger.max = cfg.fallbackKeys
+	if s.ledger.max == 0 {
+		s.ledger.max = testserver.DefaultMaxKeys
+	}
+	s.id, s.stop = newInstanceID(), make(chan struct{})
 	s.warmUp()
+	s.beats.Add(1)
+	go s.heartbeat()
 	return s, nil
 }
 
@@ -111,6 +124,7 @@ func (s *Store) warmUp() {
 	if _, err := s.call(ctx, func(ctx context.Context) (any, error) { return script.Load(ctx, s.client).Result() }); err != nil {
 		return
 	}
+	s.register(ctx)
 	open := func(ctx context.Context, c *redis.Client) error {
 		conns := make([]*redis.Conn, s.cfg.pipelines)
 		var wg sync.WaitGroup
@@ -224,7 +238,7 @@ func (s *Store) Apply(ctx context.Context, now time.Time, checks []testserver.St
 		}
 		nowArg = strconv.FormatInt(us, 10)
 	}
-	keys, args, err := s.encode(checks, cs, nowArg)
+	keys, args, err := s.encode(checks, cs, nowArg, false)
 	if err != nil {
 		return nil, err
 	}
@@ -307,8 +321,9 @@ const CallerClockMinTTL = 10 * time.Minute
 // argsPerCheck is the number of script arguments per check (see script.lua).
 const argsPerCheck = 9
 
-// encode builds the script's keys and arguments.
-func (s *Store) encode(checks []testserver.StoreCheck, cs []check, nowArg string) ([]string, []any, error) {
+// encode builds the script's keys and arguments; charge makes every check a charge (committed
+// whatever the decision: see script.lua).
+func (s *Store) encode(checks []testserver.StoreCheck, cs []check, nowArg string, charge bool) ([]string, []any, error) {
 	keys := make([]string, 0, len(checks)+1)
 	args := make([]any, 0, 3+argsPerCheck*len(checks))
 	minTTL := int64(0)
@@ -330,7 +345,10 @@ func (s *Store) encode(checks []testserver.StoreCheck, cs []check, nowArg string
 			keys = append(keys, s.cfg.keyName(tag, c.Scope, c.Key, suffixLog))
 		}
 		adv := 0
-		if c.Advisory {
+		switch {
+		case charge:
+			adv = 2
+		case c.Advisory:
 			adv = 1
 		}
 		maxDelay := int64(-1)
@@ -437,7 +455,13 @@ func (s *Store) Stats() testserver.StoreStats {
 // trips, timeouts and errors, the circuit, and the checks decided by policy. Safe for concurrent
 // use.
 func (s *Store) Counters() testserver.SharedStats {
+	charged, uncharged := s.ledger.counts()
+	instances := s.cfg.instances
+	if instances == 0 {
+		instances = s.instances.Load()
+	}
 	return testserver.SharedStats{
+		Instances:     instances,
 		Decided:       s.decided.Load(),
 		RoundTrips:    s.roundTrips.Load(),
 		Timeouts:      s.timeouts.Load(),
@@ -448,7 +472,9 @@ func (s *Store) Counters() testserver.SharedStats {
 		Fallback:      s.fallbacks.Load(),
 		FailOpen:      s.failOpen.Load(),
 		FailClosed:    s.failClosed.Load(),
-		FallbackShare: s.cfg.share,
+		FallbackShare: s.currentShare(),
+		Reconciled:    charged,
+		Unreconciled:  uncharged,
 	}
 }
 
@@ -459,6 +485,9 @@ func (s *Store) Close() error {
 	if s.done.Swap(true) {
 		return nil
 	}
+	close(s.stop)
+	s.beats.Wait()
+	s.deregister()
 	s.mu.Lock()
 	s.closed = true
 	s.mu.Unlock()

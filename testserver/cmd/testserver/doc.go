@@ -55,8 +55,11 @@
 //	-store-policy P    what decides while Redis is down or slower than -store-timeout:
 //	                   fallback (a local limiter) | fail-open | fail-closed [fallback]
 //	-store-fallback-share F
-//	                   fallback: the share of every limit this instance enforces alone; 1/N for
-//	                   N instances keeps their sum near the limit [1]
+//	                   fallback: the share of every limit this instance enforces alone; 0 means
+//	                   1/N for the N instances registered in Redis, which keeps their sum near
+//	                   the limit (see docs/redis-store.md for each policy's bound) [0]
+//	-store-instances N the number of instances sharing the limits, for the fallback's 1/N,
+//	                   instead of the count registered in Redis [0: registered]
 //	-store-timeout D   deadline of each decision's round trip to Redis [250ms]
 //
 // With -store redis the server starts even when Redis is down (stderr says whether it answers),
