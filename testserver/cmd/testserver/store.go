@@ -23,8 +23,8 @@ var storeFlags = []string{"store-policy", "store-fallback-share", "store-instanc
 
 // storeFlagValues holds the raw values of the store flags.
 type storeFlagValues struct {
-	store   string
-	policy  string
+	store     string
+	policy    string
 	share     float64
 	instances int
 	timeout   time.Duration
@@ -42,8 +42,8 @@ func declareStoreFlags(fs *flag.FlagSet, v *storeFlagValues) {
 // storeOptions are the parsed store flags.
 type storeOptions struct {
 	// url is the Redis URL; "" for the memory store.
-	url     string
-	policy  redisstore.Policy
+	url       string
+	policy    redisstore.Policy
 	share     float64 // 0: the store's default (1/instances)
 	instances int
 	timeout   time.Duration
