@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -57,6 +58,28 @@ func TestRedisBurstExact(t *testing.T) {
 				if codes[http.StatusOK] != burstLimit || codes[http.StatusOK]+codes[http.StatusTooManyRequests] != burstRequests {
 					t.Errorf("burst %d of %d: status counts %v, want %d × 200 and the rest 429", b+1, bursts, codes, burstLimit)
 				}
+			}
+			// /metrics tells the same: every admission counted, no missed deadline, circuit closed.
+			var allowed int
+			for i, in := range ins {
+				resp, body := in.get(t, "/metrics")
+				if resp.StatusCode != http.StatusOK {
+					t.Fatalf("/metrics: %s", resp.Status)
+				}
+				for _, want := range []string{"steady_testserver_store_timeouts_total 0\n", `steady_testserver_store_circuit{state="closed"} 1` + "\n",
+					"steady_testserver_decision_seconds_count "} {
+					if !strings.Contains(body, want) {
+						t.Errorf("instance %d: /metrics lacks %q", i, want)
+					}
+				}
+				const line = `steady_testserver_requests_total{outcome="allowed",rule="default"} `
+				if _, rest, ok := strings.Cut(body, line); ok {
+					n, _ := strconv.Atoi(rest[:strings.IndexByte(rest, '\n')])
+					allowed += n
+				}
+			}
+			if allowed != bursts*burstLimit {
+				t.Errorf("/metrics of the three instances count %d admitted, want %d", allowed, bursts*burstLimit)
 			}
 			for i, in := range ins {
 				if sh := in.stats(t).Store.Shared; sh == nil || sh.Timeouts != 0 || sh.Errors != 0 || sh.PolicyDecisions() != 0 {
