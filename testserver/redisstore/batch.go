@@ -162,6 +162,11 @@ func (s *Store) send(batch []*call) []outcome {
 			s.errs.Add(1)
 		}
 		if !closed {
+			if cc, ok := s.client.(*redis.ClusterClient); ok {
+				// A master may have failed over: go-redis relearns the slots only on a redirect
+				// or once a minute, and a dead master redirects nobody.
+				cc.ReloadState(ctx)
+			}
 			if s.circuit.failure(end, refused(err)) {
 				s.circuitOpened.Add(1)
 			}
