@@ -84,4 +84,7 @@ type StoreStats struct {
 	Overflowed int64 `json:"overflowed"`
 	// RuleOverflowed counts Overflowed by rule name.
 	RuleOverflowed map[string]int64 `json:"rule_overflowed,omitempty"`
+	// Shared reports a shared store's round trips, failures and store-down policy decisions; nil
+	// for a store of one process (the memory store).
+	Shared *SharedStats `json:"shared,omitempty"`
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/steadyhttp/steady/testserver"
 	"github.com/steadyhttp/steady/testserver/algorithm"
+	"github.com/steadyhttp/steady/testserver/promstats"
 	"github.com/steadyhttp/steady/testserver/redisstore"
 )
 
@@ -51,6 +52,8 @@ type options struct {
 	// store is where per-key state lives (store.go); redis is the opened Redis store, if any.
 	store storeOptions
 	redis *redisstore.Store
+	// metrics is the Prometheus collector of /metrics, set by serve.
+	metrics *promstats.Collector
 }
 
 // flagValues holds the raw values the flag package fills in.
