@@ -199,8 +199,7 @@ func (l *Learner) arbitrate(t int64, now time.Time) {
 	if chosen == nil {
 		chosen = l.strats[len(l.strats)-1]
 	}
-	var p plan
-	p = chosen.plan(t, m)
+	p := chosen.plan(t, m)
 	if paused {
 		p.hold = max(p.hold, m.pauseUntil)
 	}
