@@ -85,6 +85,13 @@ func serve(ctx context.Context, o *options, stdout, stderr io.Writer, reload <-c
 		app = p.handler
 	}
 
+	var idem *testserver.Idempotency
+	if o.idempotency > 0 {
+		if idem, err = testserver.NewIdempotency(o.idempotency); err != nil {
+			return err
+		}
+		app = idem.Middleware(app)
+	}
 	if err := ctx.Err(); err != nil {
 		return nil // stopped before it started
 	}
