@@ -9,6 +9,8 @@ import (
 	"net"
 	"net/http"
 	"syscall"
+
+	"github.com/steadyhttp/steady/internal/errorsas"
 )
 
 // Classifier reports whether the outcome of one attempt is a failure worth retrying: resp is the
@@ -79,7 +81,7 @@ func RetryableError(err error) bool {
 	if tlsFailure(err) {
 		return false
 	}
-	if dnsErr, ok := errors.AsType[*net.DNSError](err); ok {
+	if dnsErr, ok := errorsas.AsType[*net.DNSError](err); ok {
 		return !dnsErr.IsNotFound
 	}
 	switch {
@@ -92,35 +94,35 @@ func RetryableError(err error) bool {
 	if noCachedConn(err) {
 		return true
 	}
-	if opErr, ok := errors.AsType[*net.OpError](err); ok {
+	if opErr, ok := errorsas.AsType[*net.OpError](err); ok {
 		switch opErr.Op {
 		case "dial", "read", "write", "proxyconnect":
 			return true
 		}
 	}
-	if netErr, ok := errors.AsType[net.Error](err); ok && netErr.Timeout() {
+	if netErr, ok := errorsas.AsType[net.Error](err); ok && netErr.Timeout() {
 		return true
 	}
 	return false
 }
 
 func tlsFailure(err error) bool {
-	if _, ok := errors.AsType[*tls.CertificateVerificationError](err); ok {
+	if _, ok := errorsas.AsType[*tls.CertificateVerificationError](err); ok {
 		return true
 	}
-	if _, ok := errors.AsType[x509.UnknownAuthorityError](err); ok {
+	if _, ok := errorsas.AsType[x509.UnknownAuthorityError](err); ok {
 		return true
 	}
-	if _, ok := errors.AsType[x509.HostnameError](err); ok {
+	if _, ok := errorsas.AsType[x509.HostnameError](err); ok {
 		return true
 	}
-	if _, ok := errors.AsType[x509.CertificateInvalidError](err); ok {
+	if _, ok := errorsas.AsType[x509.CertificateInvalidError](err); ok {
 		return true
 	}
-	if _, ok := errors.AsType[tls.RecordHeaderError](err); ok {
+	if _, ok := errorsas.AsType[tls.RecordHeaderError](err); ok {
 		return true
 	}
-	if _, ok := errors.AsType[tls.AlertError](err); ok {
+	if _, ok := errorsas.AsType[tls.AlertError](err); ok {
 		return true
 	}
 	return false

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"net"
 	"net/http"
+
+	"github.com/steadyhttp/steady/internal/errorsas"
 )
 
 // NotSent reports whether a transport error proves that the request never left the client, so that
@@ -26,10 +28,10 @@ func NotSent(err error) bool {
 	if err == nil {
 		return false
 	}
-	if opErr, ok := errors.AsType[*net.OpError](err); ok && (opErr.Op == "dial" || opErr.Op == "proxyconnect") {
+	if opErr, ok := errorsas.AsType[*net.OpError](err); ok && (opErr.Op == "dial" || opErr.Op == "proxyconnect") {
 		return true
 	}
-	if _, ok := errors.AsType[*net.DNSError](err); ok {
+	if _, ok := errorsas.AsType[*net.DNSError](err); ok {
 		return true
 	}
 	if noCachedConn(err) {
@@ -41,7 +43,7 @@ func NotSent(err error) bool {
 // noCachedConn reports whether err is an HTTP/2 transport's "no cached connection" error, which it
 // marks with an IsHTTP2NoCachedConnError method.
 func noCachedConn(err error) bool {
-	_, ok := errors.AsType[interface {
+	_, ok := errorsas.AsType[interface {
 		error
 		IsHTTP2NoCachedConnError()
 	}](err)

@@ -2,7 +2,6 @@ package retryablehttp
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"net/url"
 	"strings"
@@ -10,6 +9,7 @@ import (
 
 	hashicorp "github.com/hashicorp/go-retryablehttp"
 
+	"github.com/steadyhttp/steady/internal/errorsas"
 	"github.com/steadyhttp/steady/internal/ratelimitheader"
 	"github.com/steadyhttp/steady/retry"
 )
@@ -59,7 +59,7 @@ func CheckRetry(ctx context.Context, resp *http.Response, err error) (bool, erro
 // methodOf recovers the request method from the *url.Error that http.Client returns: its Op is the
 // method with only its first letter in upper case ("Get", "Post").
 func methodOf(err error) (string, bool) {
-	uerr, ok := errors.AsType[*url.Error](err)
+	uerr, ok := errorsas.AsType[*url.Error](err)
 	if !ok || uerr.Op == "" {
 		return "", false
 	}

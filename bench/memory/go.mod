@@ -1,6 +1,6 @@
 module github.com/steadyhttp/steady/bench/memory
 
-go 1.26.0
+go 1.25.0
 
 require (
 	github.com/sethvargo/go-limiter v0.7.1
@@ -15,4 +15,5 @@ require (
 	github.com/pkg/errors v0.9.1 // indirect
 )
 
+// Development: the sibling modules of this repository, at the working tree's state (see docs/modules.md).
 replace github.com/steadyhttp/steady => ../..

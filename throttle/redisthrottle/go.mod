@@ -1,0 +1,21 @@
+module github.com/steadyhttp/steady/throttle/redisthrottle
+
+go 1.25.0
+
+require (
+	github.com/redis/go-redis/v9 v9.22.0
+	github.com/steadyhttp/steady v0.0.0
+	go.uber.org/goleak v1.3.0
+)
+
+require (
+	github.com/cenkalti/backoff/v4 v4.3.0 // indirect
+	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	github.com/dunglas/httpsfv v1.1.2 // indirect
+	go.uber.org/atomic v1.11.0 // indirect
+	golang.org/x/sys v0.47.0 // indirect
+	golang.org/x/time v0.15.0 // indirect
+)
+
+// Development: the sibling modules of this repository, at the working tree's state (see docs/modules.md).
+replace github.com/steadyhttp/steady => ../..
