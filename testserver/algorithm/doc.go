@@ -39,7 +39,7 @@
 //     Window/Limit and tolerance (C-1)*Window/Limit; agrees with golang.org/x/time/rate's AllowN.
 //   - leaky-bucket (NewLeakyBucket): interval I = Window/Limit, slot s = max(t, s_last + I); admitted
 //     iff s - t <= (Burst-1)*I, i.e. a queue of Burst-1 places behind the request being served
-//     (DESIGN.md's Q = Burst-1; nginx's burst=Q). As a meter it admits exactly what the token bucket
+//     (docs/design.md's Q = Burst-1; nginx's burst=Q). As a meter it admits exactly what the token bucket
 //     admits; Decision.Delay = s - t.
 //   - fixed-window (NewFixedWindow): windows [k*Window, (k+1)*Window) aligned to the epoch; admitted
 //     iff count_w + n <= Limit. Up to 2*Limit can pass in an interval of length Window that

@@ -16,7 +16,7 @@ type leakyBucket struct{ bucket }
 // Limit per Window in the long run. n requests at once take n consecutive slots and are admitted
 // iff the last of them is within reach. n > Burst is never admitted (RetryAfter is Never).
 //
-// In terms of DESIGN.md's "admit iff s - t <= Q*I", the queue capacity is Q = Burst-1 places behind
+// In terms of docs/design.md's "admit iff s - t <= Q*I", the queue capacity is Q = Burst-1 places behind
 // the request being served; nginx's limit_req with burst=Q and nodelay admits the same requests.
 //
 // As a meter the leaky bucket admits exactly what the token bucket with capacity Burst and the same

@@ -210,7 +210,7 @@ func (m *refHistory) commit(_ params, t, n int64) {
 	m.history = append(m.history, op{t, n})
 }
 
-// refSchedule models the leaky bucket literally as DESIGN.md states it: each admitted request gets
+// refSchedule models the leaky bucket literally as docs/design.md states it: each admitted request gets
 // the slot s = max(t, s_last + I), I = Window/Limit, and is admitted iff s - t <= (Burst-1)*I.
 type refSchedule struct {
 	last *big.Rat // slot of the last admitted request, nil before the first
