@@ -301,7 +301,7 @@ func (o *inFlightOnce) get() int64 {
 
 // check builds the store check of one request for key under quota q of rule c.
 func (c *compiledRule) check(ctx context.Context, now time.Time, q *algSet, key string, load *inFlightOnce) (StoreCheck, error) {
-	check := StoreCheck{Rule: c.rule.Name, Scope: q.scope, Key: key, N: 1, Algorithm: q.enforce}
+	check := StoreCheck{Rule: c.rule.Name, Scope: q.scope, Key: key, N: 1, Algorithm: q.enforce, CountDenied: c.rule.CountDenied}
 	switch c.rule.Mode {
 	case ModeSoft:
 		check.Publish = q.base

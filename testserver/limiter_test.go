@@ -240,3 +240,39 @@ func TestDecideContextAndClose(t *testing.T) {
 		assert.ErrorIs(t, err, ErrClosed)
 	})
 }
+
+// TestCountDenied: a rule that counts denials (HAProxy's http_req_rate) carries a client's refused
+// requests into the next window's weight, where the default rule forgets them.
+func TestCountDenied(t *testing.T) {
+	clock := newFakeClock()
+	base := Rule{Name: "plain", PathPrefix: "/plain", Algorithm: "sliding-window", Limit: 10, Window: time.Second}
+	counting := base
+	counting.Name, counting.PathPrefix, counting.CountDenied = "counting", "/counting", true
+	l := mustLimiter([]Rule{base, counting}, WithClock(clock.Now))
+	defer l.Close()
+
+	// 20 requests in the first window: both admit 10.
+	assert.Equal(t, 10, admitN(t, l, 20, "GET", "/plain", "1.1.1.1:1"))
+	assert.Equal(t, 10, admitN(t, l, 20, "GET", "/counting", "1.1.1.1:1"))
+	// Halfway through the next window the previous one weighs half its count: the plain rule
+	// counted 10 (weight 5, room for 5), the counting rule 20 (weight 10, no room).
+	clock.Advance(1200 * time.Millisecond) // the fake clock starts 0.3 s into a window
+	assert.Equal(t, 5, admitN(t, l, 5, "GET", "/plain", "1.1.1.1:1"))
+	res, err := l.Decide(req("GET", "/counting", "1.1.1.1:1"))
+	require.NoError(t, err)
+	assert.False(t, res.Allowed)
+	assert.True(t, res.Rules[0].Committed, "the denied request is counted")
+	assert.Equal(t, int64(0), res.Rules[0].Remaining)
+	// Its Retry-After counts the denial itself (one in the current window): a nanosecond earlier
+	// a request is refused, and counted, and retried at that refusal's Retry-After it is admitted.
+	clock.Advance(res.RetryAfter - 1)
+	early, err := l.Decide(req("GET", "/counting", "1.1.1.1:1"))
+	require.NoError(t, err)
+	assert.False(t, early.Allowed)
+	assert.Greater(t, early.RetryAfter, time.Nanosecond, "the early request's count pushed the retry later")
+	clock.Advance(early.RetryAfter)
+	res, err = l.Decide(req("GET", "/counting", "1.1.1.1:1"))
+	require.NoError(t, err)
+	assert.True(t, res.Allowed, "admitted at its Retry-After")
+	assert.Equal(t, Counters{Allowed: 11, Denied: 12}, l.Stats().Rules["counting"])
+}

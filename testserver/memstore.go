@@ -298,11 +298,19 @@ func (s *MemoryStore) AppendApply(ctx context.Context, dst []StoreDecision, now 
 			ok = false
 		}
 	}
-	if ok {
-		for i := range checks {
-			if out[i].Decision.Allowed {
-				checks[i].Algorithm.Commit(states[i], now, checks[i].N)
-				out[i].Committed = true
+	for i := range checks {
+		c := &checks[i]
+		if (ok && out[i].Decision.Allowed) || c.CountDenied {
+			c.Algorithm.Commit(states[i], now, c.N)
+			out[i].Committed = true
+		}
+		if c.CountDenied && !out[i].Decision.Allowed {
+			// The denial was counted: its Retry-After and Remaining are those of the state that
+			// counts it (deciding again cannot admit, the count only grew).
+			out[i].Decision = c.Algorithm.Decide(states[i], now, c.N)
+			out[i].Published = out[i].Decision
+			if c.Publish != nil {
+				out[i].Published = c.Publish.Decide(states[i], now, c.N)
 			}
 		}
 	}
@@ -375,9 +383,18 @@ func applyOne[K string | []byte](s *MemoryStore, sc *memScope, h uint64, key K, 
 	} else {
 		out.Published = *d
 	}
-	out.Committed = d.Allowed
-	if d.Allowed {
+	out.Committed = d.Allowed || c.CountDenied
+	if out.Committed {
 		c.Algorithm.Commit(st, now, c.N)
+	}
+	if c.CountDenied && !d.Allowed {
+		// The denial was counted: its Retry-After and Remaining are those of the state that
+		// counts it (see AppendApply).
+		*d = c.Algorithm.Decide(st, now, c.N)
+		out.Published = *d
+		if c.Publish != nil {
+			out.Published = c.Publish.Decide(st, now, c.N)
+		}
 	}
 	if e != nil {
 		e.pinned = false

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/steadyhttp/steady/testserver/algorithm"
 )
 
 // Rule is one rate limit: which requests it matches, what key it counts them against, and the
@@ -57,6 +59,14 @@ type Rule struct {
 	// (traffic shaping instead of policing). Leaky bucket only. The wait is bounded by the queue
 	// (Burst slots) and ends early, without calling the handler, when the request's context ends.
 	Shape bool `json:"shape,omitempty"`
+	// CountDenied counts every request the rule sees against its key, denied ones included, as
+	// HAProxy's http_req_rate (a sliding window counter of every request) does: a client that keeps
+	// sending while it is refused keeps its count above the limit and stays refused longer, where
+	// by default a denial changes no state. A request another rule denies is counted too (it
+	// reached the server). Sliding window counter only (in a bucket or a log a denied request has
+	// nothing to take, and in a fixed window a count already at the limit decides nothing new);
+	// default false.
+	CountDenied bool `json:"count_denied,omitempty"`
 	// Cost names a request header whose value, a whole number of at least 1, is what a request
 	// weighs under this rule (the tokens an LLM API counts, the points of a GraphQL API): the
 	// rule admits it when that many fit its quota, and counts that many. A request without the
@@ -247,6 +257,10 @@ func compileRule(in Rule, index int) (*compiledRule, error) {
 	}
 	if r.Shape && r.Algorithm != "leaky-bucket" {
 		return nil, bad("shape", "true", fmt.Errorf("%w with algorithm leaky-bucket, not %q", errNotHere, r.Algorithm))
+	}
+	if r.CountDenied && r.Algorithm != algorithm.NameSlidingWindow {
+		return nil, bad("count_denied", "true", fmt.Errorf("%w with algorithm %s, not %q", errNotHere,
+			algorithm.NameSlidingWindow, r.Algorithm))
 	}
 	c.rule = r
 	set, ferr := buildAlgorithms(r, r.Limit, r.Window, r.Burst, r.Ceiling)

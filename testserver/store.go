@@ -16,7 +16,8 @@ import (
 type Store interface {
 	// Apply decides every check at now, all-or-nothing: it calls Decide for each check on the
 	// state of (Scope, Key); when every check that is not Advisory is allowed (and within its
-	// MaxDelay), it commits every allowed check; otherwise it commits nothing. It returns one
+	// MaxDelay), it commits every allowed check; otherwise it commits nothing but the CountDenied
+	// checks (which are committed in both cases). It returns one
 	// StoreDecision per check, in order. An error means nothing was decided or committed.
 	Apply(ctx context.Context, now time.Time, checks []StoreCheck) ([]StoreDecision, error)
 	// Stats reports the store's size and evictions.
@@ -47,6 +48,10 @@ type StoreCheck struct {
 	// MaxDelay, when positive, turns an admission whose Delay exceeds it into a denial that
 	// commits nothing (a shaped request whose context would expire before its slot).
 	MaxDelay time.Duration
+	// CountDenied checks are committed whether or not the request is admitted (a rule with
+	// Rule.CountDenied); the algorithm must be a counter that tolerates a count above its limit
+	// (the sliding window counter).
+	CountDenied bool
 }
 
 // StoreDecision is the outcome of one StoreCheck.
@@ -79,4 +84,7 @@ type StoreStats struct {
 	Overflowed int64 `json:"overflowed"`
 	// RuleOverflowed counts Overflowed by rule name.
 	RuleOverflowed map[string]int64 `json:"rule_overflowed,omitempty"`
+	// Shared reports a shared store's round trips, failures and store-down policy decisions; nil
+	// for a store of one process (the memory store).
+	Shared *SharedStats `json:"shared,omitempty"`
 }

@@ -9,13 +9,13 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -76,9 +76,28 @@ func (s *Server) Stop() {
 	if s.cmd == nil {
 		return
 	}
-	_ = s.cmd.Process.Kill()
+	_ = s.cmd.Process.Kill() // SIGKILL ends a paused process too
 	_ = s.cmd.Wait()
 	s.cmd = nil
+}
+
+// Pause stops the server's process (SIGSTOP) without closing its connections: Redis hangs, as
+// across a network partition, and keeps its data. Resume continues it.
+func (s *Server) Pause() { s.signal(syscall.SIGSTOP) }
+
+// Resume continues a paused server (SIGCONT).
+func (s *Server) Resume() { s.signal(syscall.SIGCONT) }
+
+func (s *Server) signal(sig os.Signal) {
+	s.t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil {
+		s.t.Fatal("redistest: signal to a stopped server")
+	}
+	if err := s.cmd.Process.Signal(sig); err != nil {
+		s.t.Fatal(err)
+	}
 }
 
 // Restart starts the server again on the same port after Stop (its data is gone: persistence is
@@ -99,7 +118,7 @@ func (s *Server) start() error {
 	cmd := exec.Command("redis-server",
 		"--port", strconv.Itoa(s.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
 		"--dir", s.dir, "--protected-mode", "no", "--loglevel", "warning")
-	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard // os/exec drains them; Wait ends the copy
+	cmd.Stdout, cmd.Stderr = nil, nil // the null device: no copying goroutine to outlive the process
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("redistest: start redis-server: %w", err)
 	}

@@ -8,12 +8,14 @@
 //
 // # Decisions
 //
-// Every Apply is one round trip: one Lua script, loaded once and run by EVALSHA (EVAL when Redis
-// does not know it, after a restart), reads the state of every check of the request, decides them
-// all, and writes back only when every check that is not advisory admits — so a request that must
+// Every Apply runs one Lua script, loaded before the store is returned and run by EVALSHA (EVAL
+// when Redis does not know it, after a restart), that reads the state of every check of the
+// request, decides them all, and writes back only when every check that is not advisory admits — so a request that must
 // pass several limits (IP and user, user and route) is decided all-or-nothing: a denial by one
 // consumes nothing from the others. Redis runs scripts one at a time, so there is no
-// read-then-write race between instances.
+// read-then-write race between instances: a decision Redis makes never admits above the limit.
+// Concurrent Applies share round trips: at most WithPipelines round trips are in flight, and the
+// Applies that arrive meanwhile go together in the next one (a pipeline of scripts).
 //
 // The script implements the five algorithms of package algorithm with the same semantics, on the
 // same kind of state, deciding exactly as the testserver's MemoryStore does (the tests replay
@@ -62,15 +64,28 @@
 //
 // # When Redis is slow or down
 //
-// Every Apply gives Redis at most the deadline of WithTimeout (default 50 ms). When Redis errs or
-// misses it, each check is decided by its rule's Policy (WithPolicy, WithRulePolicy): Fallback
-// (the default) decides it in a local in-memory store with a share of the limit
-// (WithFallbackShare), FailOpen admits it, FailClosed denies it. All-or-nothing still holds: a
-// FailClosed check denies the request and nothing is counted locally. The failure opens a circuit:
-// for WithRetryInterval (default 1 s) Applies are decided by policy at once, without paying the
-// deadline; then one Apply probes Redis, and the first success goes back to Redis. go-redis
-// reconnects on its own, and the script is reloaded when a restarted Redis has forgotten it. The
-// server keeps serving throughout, and Counters tells how many decisions each path made.
+// Each round trip gives Redis the deadline of WithTimeout (default 250 ms), counted from when it
+// is sent; an Apply waits at most one round trip for a free pipeline first, so it returns within
+// twice the deadline even when Redis hangs. A round trip that errs or misses its deadline sends
+// its own checks to their rule's Policy (WithPolicy, WithRulePolicy): Fallback (the default)
+// decides them in a local in-memory store with a share of the limit, FailOpen admits them,
+// FailClosed denies them. All-or-nothing still holds: a FailClosed check denies the request and
+// nothing is counted locally.
+//
+// Latency is not failure: the next Apply still asks Redis. The circuit opens only when failures
+// have persisted, with no success between, for WithFailureWindow (default 1 s), or at once when
+// the connection is refused; then for WithRetryInterval (default 1 s) Applies are decided by policy
+// at once, then one Apply probes Redis, and the first success closes the circuit. go-redis
+// reconnects on its own, and the script is reloaded when a restarted Redis has forgotten it.
+//
+// The Fallback policy's default share is 1/N: every store registers in Redis (a sorted set under
+// the key prefix, renewed every retry interval, expiring after three missed renewals, removed by
+// Close), so each knows how many instances share the limits; WithInstances sets N instead, and
+// WithFallbackShare fixes the share. The local admissions are charged to Redis by the first round
+// trip that reaches it again, so they are not handed out a second time. The bound each policy
+// keeps on over-admission (0 for FailClosed, one burst per outage for Fallback, none for
+// FailOpen) is derived and tested in docs/redis-store.md of the repository. The server keeps
+// serving throughout, and Counters (also served in /-/stats) tells how each decision was made.
 //
 // # Concurrency
 //

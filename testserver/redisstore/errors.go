@@ -3,6 +3,7 @@ package redisstore
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Errors of the Redis store, matchable with errors.Is. Checks the store cannot decide exactly wrap
@@ -41,3 +42,21 @@ func (e *CheckError) Error() string {
 
 // Unwrap returns the cause.
 func (e *CheckError) Unwrap() error { return e.Err }
+
+// TimeoutError reports a round trip to Redis that missed the store's deadline (WithTimeout): its
+// decisions were decided by policy. The error hook (WithErrorHook) receives it; it matches
+// context.DeadlineExceeded when the cause does.
+type TimeoutError struct {
+	// Timeout is the deadline the round trip had.
+	Timeout time.Duration
+	// Err is what the client returned.
+	Err error
+}
+
+// Error says that Redis did not answer within the deadline.
+func (e *TimeoutError) Error() string {
+	return fmt.Sprintf("redisstore: no answer within %v: %v", e.Timeout, e.Err)
+}
+
+// Unwrap returns the client's error.
+func (e *TimeoutError) Unwrap() error { return e.Err }

@@ -52,10 +52,11 @@ func ExampleWithPolicy() {
 		log.Fatal(err)
 	}
 	fmt.Println("allowed:", ds[0].Decision.Allowed, "retry after:", ds[0].Decision.RetryAfter)
-	fmt.Printf("%+v\n", store.Counters())
+	c := store.Counters()
+	fmt.Println("errors:", c.Errors, "fail-closed:", c.FailClosed, "circuit:", c.Circuit)
 	// Output:
 	// allowed: false retry after: 1s
-	// {Decided:0 Failures:1 Skipped:0 Fallback:0 FailOpen:0 FailClosed:1}
+	// errors: 1 fail-closed: 1 circuit: open
 }
 
 // ValidateRules rejects at startup a rule whose arithmetic the script cannot keep exact.

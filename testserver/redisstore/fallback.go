@@ -50,6 +50,9 @@ func (s *Store) byPolicy(ctx context.Context, now time.Time, checks []testserver
 		}
 		for j, i := range localIdx {
 			out[i] = ds[j]
+			if ds[j].Committed {
+				s.ledger.owe(&checks[i], cs[i])
+			}
 		}
 		s.fallbacks.Add(int64(len(local)))
 	}
@@ -78,23 +81,27 @@ func admit(c *testserver.StoreCheck) testserver.StoreDecision {
 	return testserver.StoreDecision{Decision: d, Published: p}
 }
 
-// scaleKey identifies an algorithm's parameters, to cache its scaled-down copy.
+// scaleKey identifies an algorithm's parameters and the limit it is scaled to, to cache its
+// scaled-down copy.
 type scaleKey struct {
 	name         string
 	limit, burst int64
 	window       time.Duration
+	scaled       int64
 }
 
-// share returns a with its limit scaled by the fallback share (cached); a itself for share 1.
+// share returns a with its limit scaled by the fallback share now (currentShare; cached), a itself
+// for share 1.
 func (s *Store) share(a algorithm.Algorithm) algorithm.Algorithm {
-	if s.cfg.share >= 1 {
+	sh := s.currentShare()
+	if sh >= 1 {
 		return a
 	}
-	k := scaleKey{a.Name(), a.Limit(), a.Burst(), a.Window()}
+	limit := max(1, int64(math.Floor(float64(a.Limit())*sh)))
+	k := scaleKey{a.Name(), a.Limit(), a.Burst(), a.Window(), limit}
 	if v, ok := s.scaled.Load(k); ok {
 		return v.(algorithm.Algorithm)
 	}
-	limit := max(1, int64(math.Floor(float64(a.Limit())*s.cfg.share)))
 	scaled, err := algorithm.Scale(a, limit)
 	if err != nil {
 		// Only an Algorithm from outside package algorithm, which prepare has rejected already.

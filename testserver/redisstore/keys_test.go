@@ -127,7 +127,7 @@ func scanKeys(t *testing.T, rdb *redis.Client, prefix string) []string {
 	var keys []string
 	it := rdb.Scan(context.Background(), 0, "*", 1000).Iterator()
 	for it.Next(context.Background()) {
-		if strings.HasPrefix(it.Val(), prefix) {
+		if strings.HasPrefix(it.Val(), prefix) && it.Val() != prefix+registryKey { // the stores' registrations
 			keys = append(keys, it.Val())
 		}
 	}

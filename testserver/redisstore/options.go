@@ -11,8 +11,15 @@ import (
 
 // Defaults of the options.
 const (
-	// DefaultTimeout is the default deadline of one Apply's Redis round trip (WithTimeout).
-	DefaultTimeout = 50 * time.Millisecond
+	// DefaultTimeout is the default deadline of one Apply's Redis round trip (WithTimeout). A
+	// round trip with Redis healthy takes the network's round trip (up to tens of milliseconds
+	// between zones), Redis running the batch it carries (about 30 µs a script: 20 ms for a
+	// burst of 600 on one Redis), and the time the process takes to read the reply when a burst
+	// has just arrived on a busy 2-core host (tens of milliseconds). Missing it sends the decision
+	// to the policy, which may admit beyond the limit, so it is set at several times their sum at
+	// a 30 ms round trip; a hanging Redis costs a decision at most twice this, and only until
+	// the circuit opens.
+	DefaultTimeout = 250 * time.Millisecond
 	// DefaultRetryInterval is how long the store skips Redis after a failure (WithRetryInterval).
 	DefaultRetryInterval = time.Second
 	// DefaultKeyPrefix starts every key the store writes (WithKeyPrefix).
@@ -32,9 +39,13 @@ func (f optionFunc) apply(c *config) error { return f(c) }
 type config struct {
 	timeout       time.Duration
 	retryInterval time.Duration
+	failureWindow time.Duration
+	pipelines     int
 	policy        Policy
 	rulePolicy    map[string]Policy
 	share         float64
+	shareSet      bool
+	instances     int64
 	fallbackKeys  int
 	callerClock   bool
 	prefix        string
@@ -46,6 +57,8 @@ func newConfig(opts []Option) (*config, error) {
 	c := &config{
 		timeout:       DefaultTimeout,
 		retryInterval: DefaultRetryInterval,
+		failureWindow: DefaultRetryInterval,
+		pipelines:     DefaultPipelines,
 		policy:        Fallback,
 		share:         1,
 		prefix:        DefaultKeyPrefix,
@@ -65,10 +78,11 @@ func optionErr(option, value, why string) error {
 	return &testserver.OptionError{Option: option, Value: value, Err: fmt.Errorf("%w: %s", testserver.ErrInvalidOption, why)}
 }
 
-// WithTimeout sets the deadline of every Apply's Redis round trip; default DefaultTimeout (50 ms).
-// When Redis has not answered by then, the checks are decided by their Policy, so Apply returns
-// within about d even when Redis hangs (a shorter deadline on the caller's context wins). d must be
-// positive.
+// WithTimeout sets the deadline of every Apply's Redis round trip, counted from when its round
+// trip is sent; default DefaultTimeout (250 ms). When Redis has not answered by then, the checks
+// are decided by their Policy. A decision waits at most one round trip (itself bounded by d) for a
+// free pipeline before its own is sent (WithPipelines), so Apply returns within 2d even when Redis
+// hangs (a shorter deadline on the caller's context wins). d must be positive.
 func WithTimeout(d time.Duration) Option {
 	return optionFunc(func(c *config) error {
 		if d <= 0 {
@@ -123,15 +137,16 @@ func WithRulePolicy(rule string, p Policy) Option {
 
 // WithFallbackShare sets the share of every limit the Fallback policy enforces locally: a check
 // with limit L is decided against max(1, floor(L*share)) (buckets scale their burst in proportion,
-// see algorithm.Scale). Default 1: each instance enforces the whole limit on its own, so N
-// instances admit up to N times the limit while Redis is away; 1/N keeps the sum near the limit.
-// share must be in (0, 1].
+// see algorithm.Scale). Default 1/N for N instances: N from WithInstances, else the number of
+// stores registered in Redis (each store renews its registration every retry interval; see the
+// package documentation), and 1 while N is unknown (a store that never reached Redis). A fixed
+// share overrides both. share must be in (0, 1].
 func WithFallbackShare(share float64) Option {
 	return optionFunc(func(c *config) error {
 		if !(share > 0 && share <= 1) || math.IsNaN(share) {
 			return optionErr("WithFallbackShare", fmt.Sprint(share), "must be in (0, 1]")
 		}
-		c.share = share
+		c.share, c.shareSet = share, true
 		return nil
 	})
 }
@@ -210,4 +225,48 @@ func (c *config) policyOf(rule string) Policy {
 		return p
 	}
 	return c.policy
+}
+
+// WithFailureWindow sets how long Redis must keep failing (every round trip an error or a missed
+// deadline, none answered) before the circuit opens; default DefaultRetryInterval (1 s). Until
+// then each failed decision is decided by policy on its own and the next still asks Redis, so one
+// slow round trip, or a short stall, does not send a whole retry interval to the policy. A refused
+// connection (nobody listens) opens the circuit at once. d must be positive.
+func WithFailureWindow(d time.Duration) Option {
+	return optionFunc(func(c *config) error {
+		if d <= 0 {
+			return optionErr("WithFailureWindow", d.String(), "must be positive")
+		}
+		c.failureWindow = d
+		return nil
+	})
+}
+
+// WithPipelines sets how many round trips to Redis the store keeps in flight at once; default
+// DefaultPipelines (4). Decisions that arrive while all are in flight wait for the first to come
+// back and share the next one (one pipeline of scripts), so a burst costs a few round trips, and a
+// decision waits at most one round trip (bounded by its deadline) before its own is sent. Each
+// pipeline holds one connection, which Open keeps open. n must be at least 1.
+func WithPipelines(n int) Option {
+	return optionFunc(func(c *config) error {
+		if n < 1 {
+			return optionErr("WithPipelines", fmt.Sprint(n), "must be at least 1")
+		}
+		c.pipelines = n
+		return nil
+	})
+}
+
+// WithInstances sets the number of instances that share the limits, for the Fallback policy's
+// default share (1/n) instead of the count registered in Redis; default 0 (use the registered
+// count). Set it when instances may start while Redis is down (they have never seen the count).
+// n must not be negative.
+func WithInstances(n int) Option {
+	return optionFunc(func(c *config) error {
+		if n < 0 {
+			return optionErr("WithInstances", fmt.Sprint(n), "must not be negative")
+		}
+		c.instances = int64(n)
+		return nil
+	})
 }

@@ -184,6 +184,7 @@ func TestApplyRefuses(t *testing.T) {
 			c.Algorithm = mustAlg(t, algorithm.NameTokenBucket, 1, time.Second/3, 0)
 		}), ErrUnsupported},
 		{"publish of another kind", with(func(c *testserver.StoreCheck) { c.Publish = fw }), ErrUnsupported},
+		{"count denied", with(func(c *testserver.StoreCheck) { c.Algorithm, c.CountDenied = fw, true }), ErrUnsupported},
 	}
 	for _, tt := range tests {
 		if _, err := st.Apply(context.Background(), time.Now(), []testserver.StoreCheck{ok, tt.check}); !errors.Is(err, tt.want) {
@@ -198,7 +199,7 @@ func TestApplyRefuses(t *testing.T) {
 		t.Errorf("caller time in 2200: %v", err)
 	}
 	cc.Close()
-	if c := st.Counters(); c != (Counters{}) {
+	if c := st.Counters(); c.Decided+c.RoundTrips+c.Skipped+c.PolicyDecisions() != 0 {
 		t.Errorf("refused checks reached Redis or a policy: %+v", c)
 	}
 	if ds, err := st.Apply(context.Background(), time.Now(), nil); ds != nil || err != nil {

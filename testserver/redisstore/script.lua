@@ -5,10 +5,13 @@
 -- ARGV[1]: decision time in µs since the epoch, or "" to read Redis TIME.
 -- ARGV[2]: the least time to live of a written state, µs (with the caller's clock).
 -- ARGV[3]: number of checks. Then 9 values per check:
---   kind, n, advisory (0/1), maxdelay µs (-1: none), limit, burst, window µs,
+--   kind, n, flag (0: enforce, 1: advisory, 2: charge), maxdelay µs (-1: none), limit, burst, window µs,
 --   publish limit (0: no publish algorithm), publish burst.
 -- KEYS: per check its state key (a string: three integers a, b, c), and for the sliding log
 -- (kind 4) its sorted-set key.
+-- A charge is committed whatever the decision (the state may go beyond the limit: a debt that
+-- denies until it has drained), for admissions made elsewhere while Redis was away; it never
+-- blocks the other checks.
 -- Reply: 11 integers per check: allowed, remaining, reset µs, retry µs (-1 never, -2 over its
 -- max delay), delay µs, the same five for the publish algorithm, committed (0/1).
 
@@ -237,7 +240,7 @@ local ki = 1
 for i = 1, nchecks do
   local o = 3 + (i - 1) * 9
   local c = {
-    kind = tonumber(ARGV[o + 1]), n = tonumber(ARGV[o + 2]), adv = ARGV[o + 3] == '1',
+    kind = tonumber(ARGV[o + 1]), n = tonumber(ARGV[o + 2]), adv = ARGV[o + 3] ~= '0', charge = ARGV[o + 3] == '2',
     maxd = tonumber(ARGV[o + 4]), L = tonumber(ARGV[o + 5]), B = tonumber(ARGV[o + 6]),
     W = tonumber(ARGV[o + 7]), pL = tonumber(ARGV[o + 8]), pB = tonumber(ARGV[o + 9]),
   }
@@ -284,7 +287,7 @@ for i, c in ipairs(checks) do
   if al == 1 and c.maxd >= 0 and delay > c.maxd then
     al, rem, retry = 0, 0, OVERDUE
   end
-  c.allowed = al == 1
+  c.allowed = al == 1 or c.charge
   if not c.allowed and not c.adv then ok = false end
   local o = (i - 1) * 11
   out[o + 1], out[o + 2], out[o + 3], out[o + 4], out[o + 5] = al, rem, reset, retry, delay

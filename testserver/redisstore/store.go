@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -26,12 +27,13 @@ var script = redis.NewScript(scriptSource)
 
 // Store is a testserver.Store that keeps every rule's per-key state in Redis, so that any number
 // of testserver instances (or Limiters) sharing one Redis enforce one limit together. Each Apply
-// is one round trip: one Lua script reads, decides and writes all the request's checks atomically
-// (see the package documentation for the semantics, bounds, key names and failure policy).
+// runs one Lua script that reads, decides and writes all the request's checks atomically; the
+// Applies in flight at the same moment share round trips (see the package documentation for the
+// semantics, bounds, key names and failure policy).
 //
 // A Store is safe for concurrent use. It starts no goroutines of its own, except, for a client
-// that does not honour context deadlines (Options.ContextTimeoutEnabled false), one per Apply that
-// waits for the client's reply after the deadline gave up on it; Close waits for those.
+// that does not honour context deadlines (Options.ContextTimeoutEnabled false), one per round trip
+// that waits for the client's reply after the deadline gave up on it; Close waits for those.
 type Store struct {
 	cfg       *config
 	client    redis.UniversalClient
@@ -43,32 +45,21 @@ type Store struct {
 	fallback *testserver.MemoryStore
 	scaled   sync.Map // scaleKey -> algorithm.Algorithm
 	circuit  circuit
+	batch    coalescer
+	ledger   ledger
+
+	id        string       // this store's registration (registry.go)
+	instances atomic.Int64 // instances registered, as last seen
+	stop      chan struct{}
+	beats     sync.WaitGroup
 
 	mu     sync.Mutex // guards closed against calls starting while Close waits
 	closed bool
 	calls  sync.WaitGroup
 	done   atomic.Bool
 
-	decided, failures, skipped, fallbacks, failOpen, failClosed atomic.Int64
-}
-
-// Counters counts how a Store's decisions were made. Applies are counted once; policy decisions
-// once per check.
-type Counters struct {
-	// Decided counts Apply calls Redis decided.
-	Decided int64 `json:"decided"`
-	// Failures counts Redis round trips that failed: an error, a missed deadline, or a reply the
-	// store did not understand. Each opens the circuit (WithRetryInterval).
-	Failures int64 `json:"failures"`
-	// Skipped counts Apply calls decided by policy without asking Redis, while the circuit was
-	// open.
-	Skipped int64 `json:"skipped"`
-	// Fallback counts checks decided by the local store (the Fallback policy).
-	Fallback int64 `json:"fallback"`
-	// FailOpen counts checks admitted by the FailOpen policy.
-	FailOpen int64 `json:"fail_open"`
-	// FailClosed counts checks denied by the FailClosed policy.
-	FailClosed int64 `json:"fail_closed"`
+	decided, roundTrips, timeouts, errs, circuitOpened, skipped atomic.Int64
+	fallbacks, failOpen, failClosed                             atomic.Int64
 }
 
 // New returns a Store deciding on client, which the caller keeps and closes (after the Store).
@@ -76,9 +67,10 @@ type Counters struct {
 // must then share a hash tag; see WithHashTag); any other UniversalClient is treated as one server.
 // Set ContextTimeoutEnabled in the client's options so that calls end at the store's deadline;
 // without it the store still returns by the deadline, but the abandoned call runs on in a
-// goroutine until the client's own ReadTimeout. New loads the script (SCRIPT LOAD) if Redis
-// answers within the deadline, and succeeds without it: a store starts while Redis is down and
-// decides by policy until it comes up. A nil client or a bad option is an error matching
+// goroutine until the client's own ReadTimeout. Before it returns, New loads the script (SCRIPT
+// LOAD) and opens the connections of WithPipelines, so that the first burst finds them ready,
+// giving Redis StartupTimeout for it; it succeeds without them: a store starts while Redis is
+// down and decides by policy until it comes up. A nil client or a bad option is an error matching
 // testserver.ErrInvalidOption.
 func New(client redis.UniversalClient, opts ...Option) (*Store, error) {
 	if client == nil {
@@ -94,6 +86,8 @@ func New(client redis.UniversalClient, opts ...Option) (*Store, error) {
 	}
 	s := &Store{cfg: cfg, client: client, fallback: fb}
 	s.circuit.interval = cfg.retryInterval
+	s.circuit.window = cfg.failureWindow
+	s.batch.max = cfg.pipelines
 	switch c := client.(type) {
 	case *redis.Client:
 		s.direct = c.Options().ContextTimeoutEnabled
@@ -102,17 +96,73 @@ func New(client redis.UniversalClient, opts ...Option) (*Store, error) {
 	case *redis.Ring:
 		s.sharded, s.direct = true, c.Options().ContextTimeoutEnabled
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), cfg.timeout)
-	defer cancel()
-	_, _ = s.call(ctx, func(ctx context.Context) (any, error) { return script.Load(ctx, s.client).Result() })
+	s.ledger.max = cfg.fallbackKeys
+	if s.ledger.max == 0 {
+		s.ledger.max = testserver.DefaultMaxKeys
+	}
+	s.id, s.stop = newInstanceID(), make(chan struct{})
+	s.warmUp()
+	s.beats.Add(1)
+	go s.heartbeat()
 	return s, nil
 }
 
+// StartupTimeout is how long New waits for Redis to load the script and open the store's
+// connections. A cold connection costs three round trips before its first decision (TCP, the
+// HELLO handshake, SCRIPT LOAD), which a Redis across a slow link cannot fit in a decision's
+// deadline; a second covers them at any round trip a shared limit is usable with, and a Redis
+// that needs longer is treated as down: the store starts anyway.
+const StartupTimeout = time.Second
+
+// warmUp loads the script and opens one connection per pipeline, each held at once so that they
+// are distinct (for a Cluster client, per master; and in go-redis's pipeline pool when the client
+// has one), within StartupTimeout. Failures are ignored:
+// Apply reconnects and reloads on its own.
+func (s *Store) warmUp() {
+	ctx, cancel := context.WithTimeout(context.Background(), StartupTimeout)
+	defer cancel()
+	if _, err := s.call(ctx, func(ctx context.Context) (any, error) { return script.Load(ctx, s.client).Result() }); err != nil {
+		return
+	}
+	s.register(ctx)
+	open := func(ctx context.Context, c *redis.Client) error {
+		conns := make([]*redis.Conn, s.cfg.pipelines)
+		var wg sync.WaitGroup
+		for i := range conns {
+			conns[i] = c.Conn()
+			wg.Go(func() { _ = conns[i].Ping(ctx).Err() })
+			// A client with go-redis's separate pipeline pool runs batches there.
+			wg.Go(func() {
+				_, _ = c.Pipelined(ctx, func(p redis.Pipeliner) error { return p.Ping(ctx).Err() })
+			})
+		}
+		wg.Wait()
+		for _, cn := range conns {
+			_ = cn.Close() // back to the pool
+		}
+		return nil
+	}
+	_, _ = s.call(ctx, func(ctx context.Context) (any, error) {
+		switch c := s.client.(type) {
+		case *redis.Client:
+			return nil, open(ctx, c)
+		case *redis.ClusterClient:
+			return nil, c.ForEachMaster(ctx, open)
+		}
+		return nil, nil
+	})
+}
+
 // Open connects to the Redis at rawURL (redis://[user:password@]host:port/db, or rediss:// for
-// TLS; the forms of redis.ParseURL) with context deadlines honoured, and returns a Store that owns
-// the client: Close closes it. A malformed URL is an error matching testserver.ErrInvalidOption
+// TLS; the forms of redis.ParseURL) with context deadlines honoured, no retries (a decision that
+// fails is decided by policy, and the next asks again), and at least one idle connection per
+// pipeline (WithPipelines) kept open, and returns a Store that owns the client: Close closes it. A malformed URL is an error matching testserver.ErrInvalidOption
 // (with the password redacted).
 func Open(rawURL string, opts ...Option) (*Store, error) {
+	cfg, err := newConfig(opts)
+	if err != nil {
+		return nil, err
+	}
 	o, err := redis.ParseURL(rawURL)
 	if err != nil {
 		shown := rawURL
@@ -122,6 +172,18 @@ func Open(rawURL string, opts ...Option) (*Store, error) {
 		return nil, &testserver.OptionError{Option: "Open", Value: shown, Err: fmt.Errorf("%w: %w", testserver.ErrInvalidOption, err)}
 	}
 	o.ContextTimeoutEnabled = true
+	// Keep the pipelines' connections open: a connection dialled during a burst costs round
+	// trips (TCP, HELLO) that a decision's deadline cannot afford at a distance.
+	o.PoolSize = max(o.PoolSize, 10*runtime.GOMAXPROCS(0), cfg.pipelines)
+	o.MinIdleConns = max(o.MinIdleConns, cfg.pipelines)
+	// Pipelines on the main pool, whose connections MinIdleConns keeps open: go-redis's separate
+	// pipeline pool never pre-dials, so a burst would pay for new connections there.
+	o.PipelinePoolSize = -1
+	// No retries inside a decision: go-redis's backoffs (8 ms and up for a command, 100 ms for a
+	// dial) would spend the deadline
+	// and turn a refused connection into a missed deadline; the next decision asks again.
+	o.MaxRetries = -1
+	o.DialerRetries = 1
 	client := redis.NewClient(o)
 	s, err := New(client, opts...)
 	if err != nil {
@@ -176,39 +238,45 @@ func (s *Store) Apply(ctx context.Context, now time.Time, checks []testserver.St
 		}
 		nowArg = strconv.FormatInt(us, 10)
 	}
-	keys, args, err := s.encode(checks, cs, nowArg)
+	keys, args, err := s.encode(checks, cs, nowArg, false)
 	if err != nil {
 		return nil, err
 	}
+	gen := s.circuit.generation()
 	if !s.circuit.allow(time.Now()) {
 		s.skipped.Add(1)
 		return s.byPolicy(ctx, now, checks, cs)
 	}
-	cctx, cancel := context.WithTimeout(ctx, s.cfg.timeout)
-	reply, err := s.call(cctx, func(ctx context.Context) (any, error) { return script.Run(ctx, s.client, keys, args...).Result() })
-	cancel()
-	var out []testserver.StoreDecision
-	if err == nil {
-		out, err = decode(reply, checks, cs)
+	o := s.roundTrip(ctx, &call{keys: keys, args: args, gen: gen, done: make(chan outcome, 1)})
+	if cerr := ctx.Err(); cerr != nil {
+		return nil, cerr // the caller gave up; not Redis's failure
 	}
+	if o.skipped {
+		s.skipped.Add(1)
+		return s.byPolicy(ctx, now, checks, cs)
+	}
+	if o.err != nil {
+		if errors.Is(o.err, testserver.ErrClosed) {
+			return nil, o.err
+		}
+		if isReplyError(o.err) {
+			// A failed round trip was counted once for its whole batch; a script's error reply
+			// is this decision's own.
+			s.errs.Add(1)
+			if s.cfg.onError != nil {
+				s.cfg.onError(o.err)
+			}
+		}
+		return s.byPolicy(ctx, now, checks, cs)
+	}
+	out, err := decode(o.reply, checks, cs)
 	if err != nil {
-		if cerr := ctx.Err(); cerr != nil {
-			return nil, cerr // the caller gave up; not Redis's failure
-		}
-		if errors.Is(err, testserver.ErrClosed) {
-			return nil, err
-		}
-		if errors.Is(err, context.DeadlineExceeded) {
-			err = fmt.Errorf("no answer within %v: %w", s.cfg.timeout, err)
-		}
-		s.failures.Add(1)
-		s.circuit.failure(time.Now())
+		s.errs.Add(1)
 		if s.cfg.onError != nil {
 			s.cfg.onError(err)
 		}
 		return s.byPolicy(ctx, now, checks, cs)
 	}
-	s.circuit.success()
 	s.decided.Add(1)
 	return out, nil
 }
@@ -223,6 +291,9 @@ func (s *Store) prepare(checks []testserver.StoreCheck) ([]check, error) {
 		}
 		if c.N > MaxCount {
 			return nil, unsupported(c.Rule, "n", fmt.Sprint(c.N), "must be at most 2^51")
+		}
+		if c.CountDenied {
+			return nil, unsupported(c.Rule, "count_denied", "true", "the script commits admitted requests only")
 		}
 		p, err := paramsOf(c.Rule, c.Algorithm)
 		if err != nil {
@@ -253,8 +324,9 @@ const CallerClockMinTTL = 10 * time.Minute
 // argsPerCheck is the number of script arguments per check (see script.lua).
 const argsPerCheck = 9
 
-// encode builds the script's keys and arguments.
-func (s *Store) encode(checks []testserver.StoreCheck, cs []check, nowArg string) ([]string, []any, error) {
+// encode builds the script's keys and arguments; charge makes every check a charge (committed
+// whatever the decision: see script.lua).
+func (s *Store) encode(checks []testserver.StoreCheck, cs []check, nowArg string, charge bool) ([]string, []any, error) {
 	keys := make([]string, 0, len(checks)+1)
 	args := make([]any, 0, 3+argsPerCheck*len(checks))
 	minTTL := int64(0)
@@ -276,7 +348,10 @@ func (s *Store) encode(checks []testserver.StoreCheck, cs []check, nowArg string
 			keys = append(keys, s.cfg.keyName(tag, c.Scope, c.Key, suffixLog))
 		}
 		adv := 0
-		if c.Advisory {
+		switch {
+		case charge:
+			adv = 2
+		case c.Advisory:
 			adv = 1
 		}
 		maxDelay := int64(-1)
@@ -369,20 +444,40 @@ func (s *Store) call(ctx context.Context, f func(context.Context) (any, error)) 
 	}
 }
 
-// Stats implements testserver.Store. It reports the Fallback policy's local store: Redis's keys
-// are not counted (they expire on their own once idle; ask Redis with SCAN), and Redis expiry is
-// not an eviction.
-func (s *Store) Stats() testserver.StoreStats { return s.fallback.Stats() }
+// Stats implements testserver.Store. Its size and evictions are the Fallback policy's local
+// store's: Redis's keys are not counted (they expire on their own once idle; ask Redis with
+// SCAN), and Redis expiry is not an eviction. Shared reports the store's Counters.
+func (s *Store) Stats() testserver.StoreStats {
+	st := s.fallback.Stats()
+	c := s.Counters()
+	st.Shared = &c
+	return st
+}
 
-// Counters returns how the store's decisions were made so far. Safe for concurrent use.
-func (s *Store) Counters() Counters {
-	return Counters{
-		Decided:    s.decided.Load(),
-		Failures:   s.failures.Load(),
-		Skipped:    s.skipped.Load(),
-		Fallback:   s.fallbacks.Load(),
-		FailOpen:   s.failOpen.Load(),
-		FailClosed: s.failClosed.Load(),
+// Counters returns how the store's decisions were made so far: Applies decided by Redis, round
+// trips, timeouts and errors, the circuit, and the checks decided by policy. Safe for concurrent
+// use.
+func (s *Store) Counters() testserver.SharedStats {
+	charged, uncharged := s.ledger.counts()
+	instances := s.cfg.instances
+	if instances == 0 {
+		instances = s.instances.Load()
+	}
+	return testserver.SharedStats{
+		Instances:     instances,
+		Decided:       s.decided.Load(),
+		RoundTrips:    s.roundTrips.Load(),
+		Timeouts:      s.timeouts.Load(),
+		Errors:        s.errs.Load(),
+		Circuit:       s.circuit.state(),
+		CircuitOpened: s.circuitOpened.Load(),
+		Skipped:       s.skipped.Load(),
+		Fallback:      s.fallbacks.Load(),
+		FailOpen:      s.failOpen.Load(),
+		FailClosed:    s.failClosed.Load(),
+		FallbackShare: s.currentShare(),
+		Reconciled:    charged,
+		Unreconciled:  uncharged,
 	}
 }
 
@@ -393,6 +488,9 @@ func (s *Store) Close() error {
 	if s.done.Swap(true) {
 		return nil
 	}
+	close(s.stop)
+	s.beats.Wait()
+	s.deregister()
 	s.mu.Lock()
 	s.closed = true
 	s.mu.Unlock()

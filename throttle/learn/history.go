@@ -46,16 +46,6 @@ func (s *sendLog) latest(k int64) []int64 {
 	return out
 }
 
-// slotOf returns the send time of the send k places before the next one (k=1: the latest), if it
-// is still in the ring.
-func (s *sendLog) slotOf(k int64) (int64, bool) {
-	i := s.n - k
-	if k < 1 || i < 0 || i < s.n-sendLogSize {
-		return 0, false
-	}
-	return s.slots[i%sendLogSize], true
-}
-
 // unseen counts the requests sent at or after t, but one: with t the send time of the request
 // answered, those the server had not seen when it answered it. Requests that left at the same
 // instant as it (a burst) are counted as unseen too, all but itself: which of them arrived first

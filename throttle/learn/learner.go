@@ -66,6 +66,7 @@ func New(opts ...Option) (*Learner, error) {
 	}
 	l := &Learner{cfg: c}
 	l.m.tun = c.tun
+	l.m.share = 1
 	d := &declaredStrategy{}
 	cyc := &cyclesStrategy{}
 	l.p = pacer.New(&l.mu, l.clock, func(slot, cost int64) {
@@ -198,8 +199,7 @@ func (l *Learner) arbitrate(t int64, now time.Time) {
 	if chosen == nil {
 		chosen = l.strats[len(l.strats)-1]
 	}
-	var p plan
-	p = chosen.plan(t, m)
+	p := chosen.plan(t, m)
 	if paused {
 		p.hold = max(p.hold, m.pauseUntil)
 	}

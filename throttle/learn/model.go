@@ -45,6 +45,11 @@ type model struct {
 	contradictions int
 	kind           Kind
 
+	// share is the part of the declared rate this client paces at (1: all of it). Other clients
+	// on the same key spend the same quota: a throttle at the declared pace with nothing left for
+	// the request halves it, spare quota in the answers brings it back (see declaredStrategy).
+	share float64
+
 	// units is the quota of other units than requests (tokens, points) the server declared.
 	units unitsQuota
 
@@ -59,7 +64,8 @@ type model struct {
 }
 
 // declaredInterval is the spacing, in nanoseconds, of the declared rate less the headroom, and of
-// limit-1 per window where a sliding window counter is evident; 0 when no rate is declared.
+// limit-1 per window where a sliding window counter is evident, times this client's share of it;
+// 0 when no rate is declared.
 func (m *model) declaredInterval() int64 {
 	if m.limit <= 0 || m.window <= 0 {
 		return 0
@@ -70,5 +76,9 @@ func (m *model) declaredInterval() int64 {
 		// window weighs on the next); with a limit of one, one request every other window.
 		per = max(per-1, 0.5)
 	}
-	return int64(float64(m.window) / per / (1 - m.tun.Headroom))
+	share := m.share
+	if !(share > 0) {
+		share = 1
+	}
+	return int64(float64(m.window) / per / (1 - m.tun.Headroom) / share)
 }

@@ -27,6 +27,7 @@ type declaredStrategy struct {
 	holdUntil  int64
 	windowSeen int64 // the longest reset seen, for a limit declared without a window
 	lastReset  int64 // the reset the newest answer said
+	shareCutAt int64 // when the share was last halved: throttles sent before it are of that epoch
 }
 
 func (d *declaredStrategy) name() string { return "declared" }
@@ -111,13 +112,29 @@ func (d *declaredStrategy) observe(t int64, s *Signal, m *model) string {
 		// and so is a credit the requests in flight could have taken: any of them may have
 		// overtaken this one on the way (their order at the server is not their order here).
 		// Only a request the headers left room for beyond all of them counts against them.
-		if (known && c > 1+int64(m.inFlight)) || (s.HasRemaining && s.Remaining > 0) {
+		saysSpent := s.HasRemaining && s.Remaining == 0
+		if known && c > 1+int64(m.inFlight) && saysSpent && s.Sent > d.shareCutAt {
+			// The headers left room for it, and the throttle itself says the quota is spent:
+			// consistent headers, a quota spent by someone else. Another client on the key took
+			// the credit this one was counting on: the share halves (see below).
+			m.share = max(m.share/2, minShare)
+			d.shareCutAt = s.Answered
+			ev = join(ev, fmt.Sprintf("share -> %.3g of the quota (throttled with credit left, the quota said spent: another client spends it)", m.share))
+		} else if (known && c > 1+int64(m.inFlight) && !saysSpent) || (s.HasRemaining && s.Remaining > 0) {
 			m.contradictions++
 			if m.contradictions >= m.tun.DistrustAfter {
 				m.trust = trustDistrusted
 				return join(ev, fmt.Sprintf("declared %d/%v -> distrusted (%d throttles with quota said to remain)",
 					m.limit, durationOf(m.window), m.contradictions))
 			}
+		} else if known && up <= 0 && m.kind != KindUnknown && m.kind != KindWhole && s.Sent > d.shareCutAt {
+			// Throttled at the declared pace (no credit was spent on it) once the kind is known:
+			// alone on the key, the pace keeps within the quota, so another client spends it too.
+			// The share halves (as TCP's window on a loss: n clients that collide halve their
+			// sum, and meet their quota in log2(n) epochs); spare quota brings it back.
+			m.share = max(m.share/2, minShare)
+			d.shareCutAt = s.Answered
+			ev = join(ev, fmt.Sprintf("share -> %.3g of the declared rate (throttled at its pace with nothing left: another client spends the quota)", m.share))
 		} else if known && up <= 0 {
 			// The experiment on an exhausted quota: a throttle says it comes back whole, or, for
 			// a refilling one paced at the declared rate, that it sustains only limit-1 per window.
@@ -148,6 +165,14 @@ func (d *declaredStrategy) observe(t int64, s *Signal, m *model) string {
 		}
 	}
 
+	if !s.Throttled && m.share < 1 && m.limit > 0 && s.HasRemaining && s.Remaining > 1+d.reserve(m) {
+		// Spare quota: more is left than this client keeps back, so the others spend less than
+		// it left them. The share grows additively, by the probe's gain of the declared rate per
+		// window (TCP's additive increase, per round of own answers: share×limit of them come back
+		// in a window), so that clients that halve on a collision and grow alike converge to
+		// equal shares (AIMD's fairness).
+		m.share = min(m.share+m.tun.ProbeGain/(m.share*float64(m.limit)), 1)
+	}
 	if s.HasReset && s.Sent >= d.newestSent {
 		d.lastReset = s.Reset
 	}
@@ -214,6 +239,8 @@ func (d *declaredStrategy) plan(t int64, m *model) plan {
 	if m.kind == KindRefilling || m.kind == KindUnknown {
 		c -= d.reserve(m)
 	}
+	// Of what remains, this client spends its share: the others on the key spend theirs.
+	c = int64(float64(c) * m.share)
 	p.credit = max(c, 0)
 	if c <= 0 && d.holdUntil > t {
 		p.hold = d.holdUntil
@@ -239,6 +266,10 @@ func (d *declaredStrategy) reserve(m *model) int64 {
 	}
 	return (margin + iv - 1) / iv
 }
+
+// minShare is the least share of the declared rate a client paces at: one in a thousand clients
+// on a key (a share below it would take a client longer than a thousand windows per request).
+const minShare = 1.0 / 1000
 
 // maxWindowLimit bounds the client-side window's memory (one slot per request in it): a declared
 // limit above it is kept by the pace and the holds alone.

@@ -78,6 +78,9 @@ func (o *options) limiterOptions(cfg *testserver.Config) []testserver.Option {
 	if o.redis != nil {
 		opts = append(opts, testserver.WithStore(o.redis))
 	}
+	if o.metrics != nil {
+		opts = append(opts, testserver.WithRequestHook(o.metrics.Observe))
+	}
 	return opts
 }
 

@@ -55,20 +55,26 @@
 //	-store-policy P    what decides while Redis is down or slower than -store-timeout:
 //	                   fallback (a local limiter) | fail-open | fail-closed [fallback]
 //	-store-fallback-share F
-//	                   fallback: the share of every limit this instance enforces alone; 1/N for
-//	                   N instances keeps their sum near the limit [1]
-//	-store-timeout D   deadline of each decision's round trip to Redis [50ms]
+//	                   fallback: the share of every limit this instance enforces alone; 0 means
+//	                   1/N for the N instances registered in Redis, which keeps their sum near
+//	                   the limit (see docs/redis-store.md for each policy's bound) [0]
+//	-store-instances N the number of instances sharing the limits, for the fallback's 1/N,
+//	                   instead of the count registered in Redis [0: registered]
+//	-store-timeout D   deadline of each decision's round trip to Redis [250ms]
 //
 // With -store redis the server starts even when Redis is down (stderr says whether it answers),
-// keeps answering within -store-timeout by the policy while it is, reports each failure on stderr
-// (at most one a second: it leaves Redis alone for a second after one), and goes back to Redis
-// when it returns.
+// keeps answering by the policy while it is (each decision within twice -store-timeout), reports
+// each failed round trip on stderr (while failures persist the store leaves Redis alone for a
+// second at a time), charges the fallback's local admissions to Redis and goes back to it when it
+// returns.
 //
 // On start it prints exactly one line to stdout, "listening on http://HOST:PORT" with the bound
 // address (so "-addr 127.0.0.1:0" reveals the port it picked), and nothing else; diagnostics go to
 // stderr. Besides the rate-limited application it serves GET /-/stats (the limiter's counters as
-// JSON: per rule allowed, denied, shadowed, evictions; per key; the store) and GET /-/healthz
-// ("ok"); these two paths are never rate limited nor proxied.
+// JSON: per rule allowed, denied, shadowed, evictions; per key; the store, and with -store redis
+// its round trips, timeouts, errors, circuit and policy decisions under "shared"), GET /metrics
+// (the same as Prometheus metrics, with the decision latency; package promstats) and GET
+// /-/healthz ("ok"); these paths are never rate limited nor proxied.
 //
 // SIGINT and SIGTERM shut it down gracefully (stop accepting, let requests in progress finish
 // within -shutdown-timeout) and it exits 0. A bad flag or config file gets a one-line message

@@ -15,6 +15,7 @@ import (
 
 	"github.com/steadyhttp/steady/testserver"
 	"github.com/steadyhttp/steady/testserver/algorithm"
+	"github.com/steadyhttp/steady/testserver/promstats"
 	"github.com/steadyhttp/steady/testserver/redisstore"
 )
 
@@ -47,10 +48,14 @@ type options struct {
 	headers         *bool
 	// dialect is the -dialect persona ("" for none).
 	dialect string
+	// idempotency is how many Idempotency-Keys -idempotency remembers (0: the header is passed on).
+	idempotency int
 
 	// store is where per-key state lives (store.go); redis is the opened Redis store, if any.
 	store storeOptions
 	redis *redisstore.Store
+	// metrics is the Prometheus collector of /metrics, set by serve.
+	metrics *promstats.Collector
 }
 
 // flagValues holds the raw values the flag package fills in.
@@ -66,6 +71,7 @@ type flagValues struct {
 	status, maxKeys int
 	headers         bool
 	dialect         string
+	idempotency     int
 
 	store storeFlagValues
 }
@@ -88,6 +94,7 @@ func newFlagSet(v *flagValues) *flag.FlagSet {
 	fs.BoolVar(&v.headers, "headers", true, "send Retry-After, the RateLimit fields and a problem body; false sends only the status")
 	fs.StringVar(&v.dialect, "dialect", "", "answer as this API does (`name`): "+strings.Join(testserver.Dialects(), " | ")+"; its default algorithm applies unless -algorithm is set")
 	fs.IntVar(&v.maxKeys, "max-keys", testserver.DefaultMaxKeys, "most per-key states kept in memory")
+	fs.IntVar(&v.idempotency, "idempotency", 0, "honour Idempotency-Key on admitted requests, remembering up to `N` keys: a key seen before gets its first answer replayed (Idempotent-Replayed: true) instead of reaching the app again; 0 passes the header on")
 	fs.StringVar(&v.upstream, "upstream", "", "reverse-proxy admitted requests to this http(s) `URL` instead of answering \"ok\"")
 	fs.StringVar(&v.configPath, "config", "", "JSON config `file` with many rules (testserver.Config); SIGHUP reloads it")
 	fs.DurationVar(&v.shutdownTimeout, "shutdown-timeout", defaultShutdownTimeout, "how long SIGINT/SIGTERM waits for requests in progress")
@@ -160,6 +167,10 @@ func parseArgs(args []string) (*options, error) {
 	if set["max-keys"] {
 		o.maxKeys = &v.maxKeys
 	}
+	if v.idempotency < 0 {
+		return nil, badFlag("idempotency", strconv.Itoa(v.idempotency), "must not be negative")
+	}
+	o.idempotency = v.idempotency
 	store, err := parseStoreFlags(&v.store, set)
 	if err != nil {
 		return nil, err

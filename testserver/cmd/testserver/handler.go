@@ -14,9 +14,10 @@ func okHandler(w http.ResponseWriter, _ *http.Request) {
 	_, _ = io.WriteString(w, "ok\n")
 }
 
-// newHandler assembles the server's handler: /-/stats and /-/healthz (any method; never rate
-// limited nor proxied), and every other path through the limiter to app.
-func newHandler(l *testserver.Limiter, app http.Handler) http.Handler {
+// newHandler assembles the server's handler: /-/stats, /-/healthz and, when metrics is not nil,
+// /metrics (Prometheus; any method; never rate limited nor proxied), and every other path through
+// the limiter to app.
+func newHandler(l *testserver.Limiter, app http.Handler, metrics http.Handler) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/-/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
@@ -29,6 +30,9 @@ func newHandler(l *testserver.Limiter, app http.Handler) http.Handler {
 		enc.SetIndent("", "  ")
 		_ = enc.Encode(l.Stats())
 	})
+	if metrics != nil {
+		mux.Handle("/metrics", metrics)
+	}
 	mux.Handle("/", l.Middleware(app))
 	return mux
 }

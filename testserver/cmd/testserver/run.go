@@ -12,7 +12,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
 	"github.com/steadyhttp/steady/testserver"
+	"github.com/steadyhttp/steady/testserver/promstats"
 )
 
 // run is the whole command, in-process: it parses args, starts the server, prints the one
@@ -59,11 +64,18 @@ func serve(ctx context.Context, o *options, stdout, stderr io.Writer, reload <-c
 		defer st.Close() // after the limiter's Close: defers run last-in first-out
 		o.redis = st
 	}
-	l, err := o.newLimiter(cfg)
+	// The collector reads the limiter's counters at each scrape; the limiter feeds it each
+	// decision's latency.
+	var l *testserver.Limiter
+	o.metrics = promstats.New(func() testserver.Stats { return l.Stats() })
+	l, err = o.newLimiter(cfg)
 	if err != nil {
 		return err
 	}
 	defer l.Close()
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(o.metrics, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	metrics := promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorLog: log.New(stderr, "testserver: metrics: ", 0)})
 
 	app := http.Handler(http.HandlerFunc(okHandler))
 	if o.upstream != nil {
@@ -73,6 +85,13 @@ func serve(ctx context.Context, o *options, stdout, stderr io.Writer, reload <-c
 		app = p.handler
 	}
 
+	var idem *testserver.Idempotency
+	if o.idempotency > 0 {
+		if idem, err = testserver.NewIdempotency(o.idempotency); err != nil {
+			return err
+		}
+		app = idem.Middleware(app)
+	}
 	if err := ctx.Err(); err != nil {
 		return nil // stopped before it started
 	}
@@ -86,7 +105,7 @@ func serve(ctx context.Context, o *options, stdout, stderr io.Writer, reload <-c
 	defer cancelBase()
 	var handlers handlerSet
 	srv := &http.Server{
-		Handler:           handlers.wrap(newHandler(l, app)),
+		Handler:           handlers.wrap(newHandler(l, app, metrics)),
 		ReadHeaderTimeout: 30 * time.Second,
 		BaseContext:       func(net.Listener) context.Context { return base },
 		ErrorLog:          log.New(stderr, "testserver: http: ", 0),

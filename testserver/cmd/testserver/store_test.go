@@ -24,7 +24,9 @@ func TestStoreFlagsBad(t *testing.T) {
 		{"unknown policy", []string{"-store", redisURL, "-store-policy", "open"}, []string{`"open"`, "-store-policy", "fail-open"}},
 		{"policy without redis", []string{"-store-policy", "fail-open"}, []string{`"fail-open"`, "-store-policy", "-store redis://"}},
 		{"share without redis", []string{"-store-fallback-share", "0.5"}, []string{"-store-fallback-share", "-store redis://"}},
-		{"share zero", []string{"-store", redisURL, "-store-fallback-share", "0"}, []string{`"0"`, "-store-fallback-share"}},
+		{"share negative", []string{"-store", redisURL, "-store-fallback-share", "-0.5"}, []string{`"-0.5"`, "-store-fallback-share"}},
+		{"instances negative", []string{"-store", redisURL, "-store-instances", "-1"}, []string{`"-1"`, "-store-instances"}},
+		{"instances without redis", []string{"-store-instances", "3"}, []string{"-store-instances", "-store redis://"}},
 		{"share above one", []string{"-store", redisURL, "-store-fallback-share", "1.5"}, []string{`"1.5"`, "-store-fallback-share"}},
 		{"timeout zero", []string{"-store", redisURL, "-store-timeout", "0s"}, []string{`"0s"`, "-store-timeout"}},
 		{"window not whole microseconds", []string{"-store", redisURL, "-limit", "3", "-window", "1500ns"}, []string{"-store", "exactly", "window"}},
@@ -91,8 +93,8 @@ func TestStoreRedisShared(t *testing.T) {
 	if resp, _ := open.get(t, "/"); resp.StatusCode != http.StatusOK {
 		t.Errorf("fail-open with Redis down: %s", resp.Status)
 	}
-	closed.stderr.waitLine(t, "deciding by -store-policy fail-closed", closed.exited)
-	open.stderr.waitLine(t, "deciding by -store-policy fail-open", open.exited)
+	closed.stderr.waitLine(t, "made by -store-policy fail-closed", closed.exited)
+	open.stderr.waitLine(t, "made by -store-policy fail-open", open.exited)
 
 	replaceFile(t, cfg, `{"rules": [{"name": "shared", "algorithm": "sliding-window", "limit": 30000, "window": "24h"}]}`)
 	open.reload <- nil

@@ -1,0 +1,276 @@
+package redisstore
+
+import (
+	"context"
+	"errors"
+	"net"
+	"os"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/steadyhttp/steady/testserver"
+)
+
+// DefaultPipelines is the default number of round trips the store keeps in flight to Redis
+// (WithPipelines). Decisions that arrive while all of them are in flight wait for the first to
+// come back and then share the next round trip, so a burst of any size costs a few round trips
+// instead of a queue for connections. The model: Redis runs scripts one at a time, so one round
+// trip in flight already carries every waiting decision; a second lets Redis work on one batch
+// while the other travels or is decoded, and two more halve the time a decision arriving
+// mid-flight waits for a free round trip (on average a quarter of a round trip instead of a
+// half). Each costs one connection, opened before serving.
+const DefaultPipelines = 4
+
+// call is one Apply's script run, waiting for its round trip.
+type call struct {
+	keys []string
+	args []any
+	gen  int64 // the circuit's generation when the call was allowed
+	// done receives the outcome, or a batch to lead; exactly one message per call.
+	done chan outcome
+}
+
+// outcome is the end of a call's round trip.
+type outcome struct {
+	reply any
+	err   error
+	// timeout: the round trip missed its deadline (err says so too).
+	timeout bool
+	// skipped: the circuit opened while the call waited; Redis was not asked.
+	skipped bool
+	// lead, when set, makes the receiver run this batch (which contains it) and hand on.
+	lead []*call
+}
+
+// coalescer holds the calls waiting for a round trip. At most max round trips are in flight; a
+// call that finds one free leads it with everything waiting, a call that does not waits, and the
+// leader of a finished round trip hands the next batch to the first waiter. No goroutine of its
+// own: callers carry the round trips.
+type coalescer struct {
+	max      int
+	mu       sync.Mutex
+	pending  []*call
+	inflight int
+}
+
+// roundTrip runs c's script in a round trip it shares with the calls in flight alongside it, and
+// returns its outcome. When ctx ends before c is sent, it returns ctx's error (nothing was asked);
+// after, c's outcome still arrives (Redis may have decided it) and ctx's error is returned.
+func (s *Store) roundTrip(ctx context.Context, c *call) outcome {
+	b := &s.batch
+	b.mu.Lock()
+	if b.inflight < b.max {
+		b.inflight++
+		batch := append(b.pending, c)
+		b.pending = nil
+		b.mu.Unlock()
+		return s.lead(batch, c)
+	}
+	b.pending = append(b.pending, c)
+	b.mu.Unlock()
+	select {
+	case o := <-c.done:
+		if o.lead != nil {
+			return s.lead(o.lead, c)
+		}
+		return o
+	case <-ctx.Done():
+	}
+	b.mu.Lock()
+	if i := slices.Index(b.pending, c); i >= 0 {
+		b.pending = slices.Delete(b.pending, i, i+1)
+		b.mu.Unlock()
+		return outcome{err: ctx.Err()}
+	}
+	b.mu.Unlock()
+	// Taken into a batch: its round trip ends by its deadline.
+	o := <-c.done
+	if o.lead != nil {
+		s.lead(o.lead, c) // the others wait for it
+	}
+	return outcome{err: ctx.Err()}
+}
+
+// lead runs batch (which contains self), delivers every other call's outcome, hands the next
+// batch to the first waiter (or frees the round trip), and returns self's outcome.
+func (s *Store) lead(batch []*call, self *call) outcome {
+	outs := s.send(batch)
+	var mine outcome
+	for i, c := range batch {
+		if c == self {
+			mine = outs[i]
+		} else {
+			c.done <- outs[i]
+		}
+	}
+	b := &s.batch
+	b.mu.Lock()
+	next := b.pending
+	b.pending = nil
+	if len(next) == 0 {
+		b.inflight--
+	}
+	b.mu.Unlock()
+	if len(next) > 0 {
+		next[0].done <- outcome{lead: next}
+	}
+	return mine
+}
+
+// send makes one round trip for batch (EVALSHA, pipelined when there are several; EVAL for those
+// Redis answers NOSCRIPT, after a restart), within the store's deadline, and records it in the
+// counters and the circuit.
+func (s *Store) send(batch []*call) []outcome {
+	outs := make([]outcome, len(batch))
+	now := time.Now()
+	live := make([]int, 0, len(batch))
+	for i, c := range batch {
+		if s.circuit.reopenedSince(c.gen, now) {
+			outs[i].skipped = true
+			continue
+		}
+		live = append(live, i)
+	}
+	if len(live) == 0 {
+		return outs
+	}
+	// Admissions the Fallback policy made while Redis was away go first, so that the decisions of
+	// this round trip see them.
+	debts := s.ledger.take()
+	calls := s.debtCalls(debts)
+	skip := len(calls)
+	for _, i := range live {
+		calls = append(calls, batch[i])
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.timeout)
+	defer cancel()
+	s.roundTrips.Add(1)
+	replies, err := s.call(ctx, func(ctx context.Context) (any, error) { return s.exec(ctx, calls) })
+	end := time.Now()
+	if err != nil {
+		s.ledger.settle(debts, false)
+		closed := errors.Is(err, testserver.ErrClosed)
+		timeout := !closed && (ctx.Err() != nil || isTimeout(err))
+		switch {
+		case timeout:
+			err = &TimeoutError{Timeout: s.cfg.timeout, Err: err}
+			s.timeouts.Add(int64(len(live)))
+		case !closed:
+			s.errs.Add(1)
+		}
+		if !closed {
+			if cc, ok := s.client.(*redis.ClusterClient); ok {
+				// A master may have failed over: go-redis relearns the slots only on a redirect
+				// or once a minute, and a dead master redirects nobody.
+				cc.ReloadState(ctx)
+			}
+			if s.circuit.failure(end, refused(err)) {
+				s.circuitOpened.Add(1)
+			}
+			if s.cfg.onError != nil {
+				s.cfg.onError(err)
+			}
+		}
+		for _, i := range live {
+			outs[i] = outcome{err: err, timeout: timeout}
+		}
+		return outs
+	}
+	s.ledger.settle(debts, true)
+	s.circuit.success()
+	rs := replies.([]result)[skip:]
+	for j, i := range live {
+		outs[i] = outcome{reply: rs[j].v, err: rs[j].err}
+	}
+	return outs
+}
+
+// result is one script run's reply.
+type result struct {
+	v   any
+	err error
+}
+
+// exec runs the scripts of calls on the client: one EVALSHA alone, or a pipeline; those Redis
+// answers NOSCRIPT run again by EVAL (which also loads the script). The error is a failure of the
+// round trip; a script's own error is in its result.
+func (s *Store) exec(ctx context.Context, calls []*call) ([]result, error) {
+	out := make([]result, len(calls))
+	if len(calls) == 1 {
+		c := calls[0]
+		v, err := s.client.EvalSha(ctx, script.Hash(), c.keys, c.args...).Result()
+		if isNoScript(err) {
+			v, err = s.client.Eval(ctx, scriptSource, c.keys, c.args...).Result()
+		}
+		if err != nil && !isReplyError(err) {
+			return nil, err
+		}
+		out[0] = result{v, err}
+		return out, nil
+	}
+	cmds := make([]*redis.Cmd, len(calls))
+	pipe := s.client.Pipeline()
+	for j, c := range calls {
+		cmds[j] = pipe.EvalSha(ctx, script.Hash(), c.keys, c.args...)
+	}
+	if _, err := pipe.Exec(ctx); err != nil && !isReplyError(err) {
+		return nil, err
+	}
+	var again []int
+	for j, cmd := range cmds {
+		v, err := cmd.Result()
+		if isNoScript(err) {
+			again = append(again, j)
+			continue
+		}
+		if err != nil && !isReplyError(err) {
+			return nil, err
+		}
+		out[j] = result{v, err}
+	}
+	if len(again) > 0 {
+		pipe := s.client.Pipeline()
+		for _, j := range again {
+			cmds[j] = pipe.Eval(ctx, scriptSource, calls[j].keys, calls[j].args...)
+		}
+		if _, err := pipe.Exec(ctx); err != nil && !isReplyError(err) {
+			return nil, err
+		}
+		for _, j := range again {
+			v, err := cmds[j].Result()
+			if err != nil && !isReplyError(err) {
+				return nil, err
+			}
+			out[j] = result{v, err}
+		}
+	}
+	return out, nil
+}
+
+// isNoScript reports whether Redis did not know the script (EVALSHA's NOSCRIPT).
+func isNoScript(err error) bool { return err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") }
+
+// isReplyError reports whether err is an error reply from Redis (the round trip worked), as
+// opposed to a failure to get a reply.
+func isReplyError(err error) bool {
+	var re redis.Error
+	return errors.As(err, &re) && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled)
+}
+
+// isTimeout reports whether err is a missed deadline: the context's, or a connection's (a client
+// with ContextTimeoutEnabled sets the connection's deadline from the context, and the two may
+// fire in either order).
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded) ||
+		(errors.As(err, &ne) && ne.Timeout())
+}
+
+// refused reports whether err is a failure to connect: nobody listens at Redis's address.
+func refused(err error) bool {
+	var oe *net.OpError
+	return errors.As(err, &oe) && oe.Op == "dial"
+}
