@@ -1,6 +1,8 @@
 // Package throttle paces requests on the client side, before they reach a rate-limited server.
 //
-// A Limiter paces one key (by default one host). Five are built in: NewTokenBucket (rate and
+// A Limiter paces one key (by default one host and credential: the host and a hash of the
+// Authorization header; a route whose responses name its quota's bucket moves to the bucket's key,
+// see BucketKey). Five are built in: NewTokenBucket (rate and
 // burst, on golang.org/x/time/rate), NewLeakyBucket (an even spacing of 1/rate with a bounded FIFO
 // backlog), NewWindowQuota (a quota of requests per window used exactly: bursts of the whole quota,
 // never more than it in any window), NewWindowCounter (a server's sliding window counter on

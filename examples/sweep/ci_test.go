@@ -31,10 +31,11 @@ var ciManyCells = []cell{
 	{Server: "sliding-window", Limit: limits[3], RTT: time.Millisecond, Workers: 16, Headers: headersHonest, Clients: 10},
 }
 
-// stormShare is the share of 429s that is a retry storm in any cell, whatever the goals: one
-// attempt in ten (the learner this sweep replaced drew 58% at 3/s; real APIs ban clients that
-// keep hammering after a 429).
-const stormShare = 0.10
+// stormShare is the share of 429s at which a cell is a retry storm, whatever its goals: as many
+// refusals as admissions, the client spending as much of the server's capacity on being refused as
+// on its work (each 429 is retried). The goals' 3% is judged separately; the learner this sweep
+// replaced drew 58% at 3/s, and real APIs ban clients that keep hammering after a 429.
+const stormShare = 0.5
 
 // TestSweepCI runs the CI subset and asserts, in every cell, the invariants: nothing is lost, no
 // retry storm, and the clairvoyant client that defines the physical limit draws no 429. The goals
@@ -91,8 +92,8 @@ func checkCI(t *testing.T, c cell, r *record) {
 	if r.Lost > 0 {
 		t.Errorf("%v: %d requests lost (%s)", c, r.Lost, figures)
 	}
-	if r.ThrottledShare > stormShare {
-		t.Errorf("%v: 429s %.2f%% of attempts, a retry storm (%s)", c, 100*r.ThrottledShare, figures)
+	if r.ThrottledShare >= stormShare {
+		t.Errorf("%v: 429s %.2f%% of attempts: a retry storm (%s)", c, 100*r.ThrottledShare, figures)
 	}
 	t.Logf("%v: %s (%s)", c, r.verdict(), figures)
 }

@@ -3,9 +3,13 @@
 // chooses), and a reservation whose slot moves is told through a channel.
 //
 // A Pacer spaces requests on one or more lanes. Each lane is a meter with a spacing per unit (the
-// requests lane counts 1 per request; a units lane counts a request's cost, such as tokens): a
-// request may go when every lane is free for it, and then occupies each lane for its cost times
-// the lane's spacing (a GCRA schedule with no tolerance: an even pace). On top of the lanes:
+// requests lane counts 1 per request; a units lane counts a request's cost, such as tokens), a
+// GCRA schedule with no tolerance: an even pace. A request may go when every lane has room for it.
+// The requests lane is free one spacing after the request before; the units lane is free for a
+// request once its own cost has come back since the one before (its cost times the spacing after
+// it), as a server's bucket of units admits a request of cost n only with n units in it: a costly
+// request waits for its cost, a cheap one behind it does not wait for the costly one's. A fresh
+// units lane, with nothing sent yet, lets the first request go at once. On top of the lanes:
 //   - a hold: nothing goes before it (the end of a pause, a window's reset);
 //   - a credit: up to that many requests go at once, ahead of the spacing, while nothing is
 //     waiting (what the server said remains of its quota); the spacing resumes after the last one;
@@ -72,7 +76,9 @@ type Pacer struct {
 // back). onSent, when not nil, is told of every request as it comes due, in order, with its slot
 // and cost.
 func New(mu sync.Locker, clock func(time.Time) int64, onSent func(slot, cost int64)) *Pacer {
-	return &Pacer{mu: mu, clock: clock, onSent: onSent, unitCredit: -1}
+	p := &Pacer{mu: mu, clock: clock, onSent: onSent, unitCredit: -1}
+	p.free[LaneUnits] = math.MinInt64 / 4 // nothing sent: the first request's cost is there
+	return p
 }
 
 // Reservation is one request booked with a Pacer. Its methods are safe for concurrent use; they
@@ -187,27 +193,32 @@ func (p *Pacer) SetWindow(t int64, limit int, span, slack int64, recent []int64)
 // slotFor is the earliest slot at or after t at which a request of cost fits every lane whose free
 // times are from, and the lanes' free times after it.
 func (p *Pacer) slotFor(t, cost int64, from [numLanes]int64) (int64, [numLanes]int64) {
-	s := max(t, p.hold)
-	for l := range numLanes {
-		if p.interval[l] > 0 {
-			s = max(s, from[l])
-		}
-	}
+	s := max(t, p.hold, p.laneReady(from, cost))
 	var after [numLanes]int64
-	for l := range numLanes {
-		units := int64(1)
-		if l == LaneUnits {
-			units = cost
-		}
-		after[l] = addSat(s, mulSat(units, p.interval[l]))
-	}
+	after[LaneRequests] = addSat(s, p.interval[LaneRequests])
+	after[LaneUnits] = s // the cost is paid before: the next request waits for its own
 	return s, after
+}
+
+// laneReady is the earliest instant every lane has room for a request of cost, from their free
+// times.
+func (p *Pacer) laneReady(from [numLanes]int64, cost int64) int64 {
+	ready := int64(math.MinInt64)
+	if iv := p.interval[LaneRequests]; iv > 0 {
+		ready = from[LaneRequests]
+	}
+	if iv := p.interval[LaneUnits]; iv > 0 {
+		ready = max(ready, addSat(from[LaneUnits], mulSat(cost, iv)))
+	}
+	return ready
 }
 
 // creditAfter is the lanes' free times after a request of cost sent from the credit at t: the
 // spacing resumes one spacing after it, whatever was booked before.
 func (p *Pacer) creditAfter(t, cost int64) [numLanes]int64 {
-	_, after := p.slotFor(t, cost, [numLanes]int64{})
+	var after [numLanes]int64
+	after[LaneRequests] = addSat(t, p.interval[LaneRequests])
+	after[LaneUnits] = t // the burst drained the units: the next request waits for its own cost
 	return after
 }
 
@@ -220,13 +231,7 @@ func (p *Pacer) place(r *Reservation, t int64) {
 		from = r.prev.after
 	}
 	s, after := p.slotFor(t, r.cost, from)
-	paced := t
-	for l := range numLanes {
-		if p.interval[l] > 0 {
-			paced = max(paced, from[l])
-		}
-	}
-	held := p.hold > paced
+	held := p.hold > max(t, p.laneReady(from, r.cost))
 	if p.winLimit > 0 {
 		if back, ok := p.windowBack(r); ok && back > s {
 			s, after = p.slotFor(back, r.cost, from)
@@ -328,11 +333,10 @@ func (p *Pacer) SetInterval(t int64, lane int, iv int64) {
 	}
 	p.interval[lane] = iv
 	if p.sentAny {
-		units := int64(1)
-		if lane == LaneUnits {
-			units = p.lastCost
+		p.free[lane] = p.lastSlot // the units lane: the cost of the next request is paid from it
+		if lane == LaneRequests {
+			p.free[lane] = addSat(p.lastSlot, iv)
 		}
-		p.free[lane] = addSat(p.lastSlot, mulSat(units, iv))
 	}
 	if d := iv - old; d > old/100 || -d > old/100 || (iv == 0) != (old == 0) {
 		if p.head != nil {

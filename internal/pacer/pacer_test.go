@@ -87,13 +87,26 @@ func TestPacerInFlightCap(t *testing.T) {
 	}
 }
 
+// The units lane makes each request wait for its own cost after the one before, as a bucket of
+// units drained by the one before admits it: the first goes at once, a cheap one behind it soon,
+// a costly one late.
 func TestPacerUnitsLane(t *testing.T) {
 	p, _, _ := newTestPacer()
 	p.SetInterval(0, LaneUnits, 10) // 10 ns per unit
-	p.Reserve(0, 50)                // costs 50 units: the lane is busy until 500
-	r := p.Reserve(0, 1)
-	if r == nil || r.slot != 500 {
-		t.Fatalf("request behind a cost of 50: %v, want slot 500", r)
+	if r := p.Reserve(0, 50); r != nil {
+		t.Fatalf("the first request waited: slot %d", r.slot)
+	}
+	r1 := p.Reserve(0, 1)
+	r2 := p.Reserve(0, 50)
+	if r1 == nil || r1.slot != 10 || r2 == nil || r2.slot != 10+500 {
+		t.Fatalf("costs 1 then 50 behind a cost of 50: %v, %v; want slots 10 and 510", r1, r2)
+	}
+	p.Settle(510)
+	if r := p.Reserve(2000, 30); r != nil {
+		t.Fatalf("after an idle spell that brought its cost back: slot %d, want at once", r.slot)
+	}
+	if r := p.Reserve(2000, 5); r == nil || r.slot != 2000+50 {
+		t.Fatalf("behind it: %v, want its own cost after it (2050)", r)
 	}
 }
 
@@ -136,8 +149,8 @@ func TestHeld(t *testing.T) {
 }
 
 // A units credit bounds the burst by the costs of its requests, in order: the first that does not
-// fit stops it, and it then goes at the units lane's pace (its cost times the spacing per unit
-// after the last one sent).
+// fit stops it, and it then goes at the units lane's pace (its own cost times the spacing per unit
+// after the burst, which drained the bucket).
 func TestPacerUnitCredit(t *testing.T) {
 	p, sent, _ := newTestPacer()
 	p.SetInterval(0, LaneUnits, 10) // 10 ns per unit
@@ -147,8 +160,8 @@ func TestPacerUnitCredit(t *testing.T) {
 		t.Fatal("requests within the units credit were held")
 	}
 	r := p.Reserve(0, 20) // 90 spent: 20 does not fit
-	if r == nil || r.slot != 30*10 {
-		t.Fatalf("a request over the units credit: %v, want held one lane spacing after the last (300)", r)
+	if r == nil || r.slot != 20*10 {
+		t.Fatalf("a request over the units credit: %v, want held for its own cost after the burst (200)", r)
 	}
 	if p.Credit() != 3 || p.UnitCredit() != 10 {
 		t.Fatalf("credit %d, units %d; want 3 and 10", p.Credit(), p.UnitCredit())

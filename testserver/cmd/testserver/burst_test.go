@@ -26,8 +26,15 @@ const (
 // way (a 30 ms round trip, inside the default 50 ms deadline): a burst shares round trips instead
 // of queueing for connections, and a slow round trip is latency, not failure, so no decision
 // falls to the store-down policy. Each burst uses its own key (header X-Burst), so each starts
-// from a full bucket without flushing Redis. The test counts admissions; it asserts no speed.
+// from a full bucket without flushing Redis. The test counts admissions; it asserts no speed, but
+// it needs every round trip within its deadline: under the race detector, with the other packages
+// testing beside it on two cores, a round trip can take longer than the 250 ms deadline, and a
+// decision that misses it is the policy's (counted, bounded, and not what this test is about), so
+// it skips there; .ci/run runs it again without the race detector after the suite.
 func TestRedisBurstExact(t *testing.T) {
+	if raceEnabled {
+		t.Skip("needs round trips within their deadline: run without -race (.ci/run does)")
+	}
 	bursts := 20
 	if testing.Short() {
 		bursts = 3
