@@ -50,7 +50,7 @@ func (discord) Read(resp *http.Response, now time.Time) (Reading, bool) {
 	q, found := tripleQuota(h, &xRateLimitKeys, now)
 	resetAfter, hasAfter := parseSecondsValue(after)
 	if hasAfter {
-		q.Reset, q.HasReset, found = resetAfter, true, true
+		q.Reset, q.HasReset, q.ResetGrain, found = resetAfter, true, 0, true
 	}
 	if found {
 		r.Quotas = []Quota{q}

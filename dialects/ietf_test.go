@@ -41,13 +41,13 @@ func TestIETFFixtures(t *testing.T) {
 			name:    "draft -06 three fields with policies in the limit",
 			headers: []string{"RateLimit-Limit", "10, 10;w=1, 50;w=60", "RateLimit-Remaining", "9", "RateLimit-Reset", "1"},
 			want: Reading{Dialect: "ietf", Quotas: []Quota{{Limit: 10, Window: time.Second, Remaining: 9, HasRemaining: true,
-				Reset: time.Second, HasReset: true}}},
+				Reset: time.Second, HasReset: true, ResetGrain: time.Second}}},
 		},
 		{
 			name:    "draft -06 three fields with RateLimit-Policy beside them (Bazaarvoice)",
 			headers: []string{"RateLimit-Policy", "10;w=1, 50;w=60", "RateLimit-Limit", "50", "RateLimit-Remaining", "3", "RateLimit-Reset", "20"},
 			want: Reading{Dialect: "ietf", Quotas: []Quota{{Limit: 50, Window: time.Minute, Remaining: 3, HasRemaining: true,
-				Reset: 20 * time.Second, HasReset: true}}},
+				Reset: 20 * time.Second, HasReset: true, ResetGrain: time.Second}}},
 		},
 		{
 			name: "several policies, units, RateLimit order first",

@@ -148,6 +148,12 @@ type Quota struct {
 	Reset time.Duration
 	// HasReset reports whether Reset was said.
 	HasReset bool
+	// ResetGrain is how much Reset may overstate the true time, from the unit it was written in:
+	// a second for whole seconds (servers round the instant up), two for a Unix time in seconds
+	// measured against the Date header (truncated to the second), 0 when the value carried a
+	// fraction or milliseconds, or is unknown. A client inferring a window from the longest Reset
+	// takes it off.
+	ResetGrain time.Duration
 	// Continuous reports whether the vendor documents the quota as refilled continuously (a token
 	// or leaky bucket: OpenAI, Anthropic, Shopify) rather than all at once at Reset.
 	Continuous bool

@@ -81,6 +81,9 @@ func tripleQuota(h http.Header, k *triple, now time.Time) (Quota, bool) {
 		if !q.HasReset {
 			q.Reset, q.HasReset = parseReset(tv, h, now) // a date with a comma: an HTTP-date
 		}
+		if q.HasReset {
+			q.ResetGrain = resetGrain(firstElement(tv), h)
+		}
 	}
 	return q, true
 }
@@ -121,4 +124,24 @@ func limitWithWindow(v string) (int64, time.Duration) {
 		return 0, 0
 	}
 	return n, 0
+}
+
+// resetGrain is how much a reset value may overstate the true time to the reset: a whole number of
+// seconds was rounded up by the server, by up to a second; a Unix time in whole seconds measured
+// against the Date header (itself truncated to the second) by up to two. Milliseconds, fractions
+// and dates: 0.
+func resetGrain(v string, h http.Header) time.Duration {
+	v = trimOWS(v)
+	if v == "" || len(v) > 11 { // more than 11 digits: a Unix time in milliseconds
+		return 0
+	}
+	for i := 0; i < len(v); i++ {
+		if v[i] < '0' || v[i] > '9' {
+			return 0
+		}
+	}
+	if len(v) >= 10 && get(h, "Date") != "" { // a Unix time in seconds, against the Date header
+		return 2 * time.Second
+	}
+	return time.Second
 }

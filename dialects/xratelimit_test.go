@@ -33,12 +33,12 @@ func TestXRateLimitFixtures(t *testing.T) {
 			name: "statbot: delta seconds", status: 429,
 			hdrs: []string{"x-ratelimit-limit", "10", "x-ratelimit-remaining", "5", "x-ratelimit-reset", "60", "retry-after", "30"},
 			want: Reading{Dialect: "x-ratelimit", Throttled: true, RetryAfter: 30 * time.Second, HasRetryAfter: true,
-				Quotas: []Quota{{Limit: 10, Remaining: 5, HasRemaining: true, Reset: time.Minute, HasReset: true}}},
+				Quotas: []Quota{{Limit: 10, Remaining: 5, HasRemaining: true, Reset: time.Minute, HasReset: true, ResetGrain: time.Second}}},
 		},
 		{
 			name: "Netlify: Unix seconds against Date", status: 200,
 			hdrs: []string{"Date", "Mon, 01 Jul 2013 17:27:06 GMT", "X-RateLimit-Limit", "500", "X-RateLimit-Remaining", "56", "X-RateLimit-Reset", "1372700873"},
-			want: Reading{Dialect: "x-ratelimit", Quotas: []Quota{{Limit: 500, Remaining: 56, HasRemaining: true, Reset: 1247 * time.Second, HasReset: true}}},
+			want: Reading{Dialect: "x-ratelimit", Quotas: []Quota{{Limit: 500, Remaining: 56, HasRemaining: true, Reset: 1247 * time.Second, HasReset: true, ResetGrain: 2 * time.Second}}},
 		},
 		{
 			name: "Jira Cloud: ISO 8601 minutes", status: 429,
@@ -60,12 +60,12 @@ func TestXRateLimitFixtures(t *testing.T) {
 		{
 			name: "X (Twitter) docs", status: 200,
 			hdrs: []string{"Date", "Tue, 16 Jan 2024 15:45:00 GMT", "x-rate-limit-limit", "900", "x-rate-limit-remaining", "847", "x-rate-limit-reset", "1705420800"},
-			want: Reading{Dialect: "twitter", Quotas: []Quota{{Limit: 900, Remaining: 847, HasRemaining: true, Reset: 15 * time.Minute, HasReset: true}}},
+			want: Reading{Dialect: "twitter", Quotas: []Quota{{Limit: 900, Remaining: 847, HasRemaining: true, Reset: 15 * time.Minute, HasReset: true, ResetGrain: 2 * time.Second}}},
 		},
 		{
 			name: "X 429", status: 429,
 			hdrs: []string{"Date", "Tue, 16 Jan 2024 15:59:59 GMT", "x-rate-limit-limit", "900", "x-rate-limit-remaining", "0", "x-rate-limit-reset", "1705420800"},
-			want: Reading{Dialect: "twitter", Throttled: true, Quotas: []Quota{{Limit: 900, Remaining: 0, HasRemaining: true, Reset: time.Second, HasReset: true}}},
+			want: Reading{Dialect: "twitter", Throttled: true, Quotas: []Quota{{Limit: 900, Remaining: 0, HasRemaining: true, Reset: time.Second, HasReset: true, ResetGrain: 2 * time.Second}}},
 		},
 		{
 			name: "garbage is ignored field by field", status: 200,

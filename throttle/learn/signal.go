@@ -21,6 +21,7 @@ type Signal struct {
 	HasRemaining bool
 	Reset        int64 // time from the answer until the quota is restored (valid when HasReset)
 	HasReset     bool
+	ResetGrain   int64 // how much Reset may overstate the true time (its unit's rounding)
 	RetryAfter   int64 // the server asked for this much quiet (valid when HasRetryAfter)
 	HasRetry     bool
 
@@ -70,6 +71,7 @@ func readSignal(sent, answered int64, now time.Time, resp *http.Response, err er
 		s.Limit, s.Window = q.Limit, int64(q.Window)
 		s.Remaining, s.HasRemaining = max(q.Remaining, 0), q.HasRemaining
 		s.Reset, s.HasReset = int64(q.Reset), q.HasReset
+		s.ResetGrain = int64(q.ResetGrain)
 	}
 	if q, ok := unitsOf(r); ok {
 		s.UnitLimit, s.UnitWindow, s.UnitContinuous = q.Limit, int64(q.Window), q.Continuous

@@ -88,7 +88,11 @@ func (d *declaredStrategy) observe(t int64, s *Signal, m *model) string {
 		if w <= 0 && s.HasReset {
 			// A limit without a window (X-RateLimit-Limit alone, as GitHub sends it) is per the
 			// longest reset seen, rounded up to whole seconds, the unit such resets come in.
-			d.windowSeen = max(d.windowSeen, ceilSecond(s.Reset))
+			// A reset written in whole seconds lies up to its grain late (the server rounds the
+			// instant up, and a Date header truncates the other end): a bucket of one second says
+			// resets of two. The true reset is in (Reset-grain, Reset]; the window is the whole
+			// second at or above its lower end (a delta of exactly 3600 stays an hour).
+			d.windowSeen = max(d.windowSeen, ceilSecond(max(s.Reset-s.ResetGrain+1, 1)))
 			w = d.windowSeen
 		}
 		if w > 0 && (s.Limit != m.limit || w != m.window) {
@@ -174,9 +178,10 @@ func (d *declaredStrategy) observe(t int64, s *Signal, m *model) string {
 		m.share = min(m.share+m.tun.ProbeGain/(m.share*float64(m.limit)), 1)
 	}
 	if s.HasReset && s.Sent >= d.newestSent {
-		d.lastReset = s.Reset
+		d.lastReset = s.Reset - s.ResetGrain
 	}
-	if s.HasReset && m.window > 0 && s.Reset > m.window && (m.kind == KindUnknown || m.kind == KindRefilling) {
+	// A reset beyond the window, by more than its unit's rounding.
+	if s.HasReset && m.window > 0 && s.Reset-s.ResetGrain > m.window && (m.kind == KindUnknown || m.kind == KindRefilling) {
 		// A quota restored only after more than its window weighs a past window on the present
 		// one: a sliding window counter, whatever it has admitted so far.
 		m.kind = KindCounter
