@@ -119,7 +119,11 @@ func TestPauseLosesNothing(t *testing.T) {
 			events = append(events, e)
 			mu.Unlock()
 		}))
-		rt, err := retry.NewTransport(NewTransport(srv, b), retry.WithMaxAttempts(3), retry.WithBudget(nil),
+		// A request may find the server down once, and then be the probe of every cool-down
+		// until it is back (which request goes as the probe is whichever asks first): the
+		// attempts cover that, 2 + outage/cool-down, so that the pause loses nothing.
+		attempts := 2 + int(outageLen/cooldown)
+		rt, err := retry.NewTransport(NewTransport(srv, b), retry.WithMaxAttempts(attempts), retry.WithBudget(nil),
 			retry.WithBaseDelay(10*time.Millisecond), retry.WithMaxDelay(10*time.Millisecond))
 		require.NoError(t, err)
 		var ok atomic.Int32
