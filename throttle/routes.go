@@ -1,6 +1,7 @@
 package throttle
 
 import (
+	"container/list"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -42,9 +43,8 @@ type routeKey struct{ key, method, path string }
 
 // route is one remembered route: the bucket key its requests are paced by.
 type route struct {
-	k            routeKey
-	bucketKey    string
-	newer, older *route
+	k         routeKey
+	bucketKey string
 }
 
 // routes maps routes to bucket keys, least recently used first out. It is safe for concurrent use.
@@ -52,9 +52,9 @@ type routes struct {
 	max int
 	n   atomic.Int64 // len(m), read without the lock: no route learned costs no lock
 
-	mu             sync.Mutex
-	m              map[routeKey]*route
-	newest, oldest *route
+	mu  sync.Mutex
+	m   map[routeKey]*list.Element // of order, whose values are *route
+	lru list.List                  // most recently used at the front
 }
 
 func routeOf(key string, req *http.Request) routeKey {
@@ -77,8 +77,8 @@ func (r *routes) lookup(key string, req *http.Request) string {
 	if e == nil {
 		return key
 	}
-	r.touch(e)
-	return e.bucketKey
+	r.lru.MoveToFront(e)
+	return e.Value.(*route).bucketKey
 }
 
 // learn records that req's route under key belongs to bucket, and returns the bucket's key.
@@ -90,56 +90,25 @@ func (r *routes) learn(key string, req *http.Request, bucket string) string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if e := r.m[k]; e != nil {
-		if e.bucketKey[len(key)+1:] != bucket {
-			e.bucketKey = BucketKey(key, bucket)
+		rt := e.Value.(*route)
+		if rt.bucketKey[len(key)+1:] != bucket {
+			rt.bucketKey = BucketKey(key, bucket)
 		}
-		r.touch(e)
-		return e.bucketKey
+		r.lru.MoveToFront(e)
+		return rt.bucketKey
 	}
 	if r.m == nil {
-		r.m = make(map[routeKey]*route)
+		r.m = make(map[routeKey]*list.Element)
 	}
-	if len(r.m) >= r.max && r.oldest != nil {
-		old := r.oldest
-		r.unlink(old)
-		delete(r.m, old.k)
+	if len(r.m) >= r.max {
+		if old := r.lru.Back(); old != nil {
+			delete(r.m, r.lru.Remove(old).(*route).k)
+		}
 	}
-	e := &route{k: k, bucketKey: BucketKey(key, bucket)}
-	r.m[k] = e
-	r.pushFront(e)
+	rt := &route{k: k, bucketKey: BucketKey(key, bucket)}
+	r.m[k] = r.lru.PushFront(rt)
 	r.n.Store(int64(len(r.m)))
-	return e.bucketKey
-}
-
-func (r *routes) pushFront(e *route) {
-	e.older, e.newer = r.newest, nil
-	if r.newest != nil {
-		r.newest.newer = e
-	} else {
-		r.oldest = e
-	}
-	r.newest = e
-}
-
-func (r *routes) unlink(e *route) {
-	if e.newer != nil {
-		e.newer.older = e.older
-	} else {
-		r.newest = e.older
-	}
-	if e.older != nil {
-		e.older.newer = e.newer
-	} else {
-		r.oldest = e.newer
-	}
-	e.newer, e.older = nil, nil
-}
-
-func (r *routes) touch(e *route) {
-	if r.newest != e {
-		r.unlink(e)
-		r.pushFront(e)
-	}
+	return rt.bucketKey
 }
 
 // KeyOf returns the key t paces req by, as its Transport does: the key request.WithKey set in

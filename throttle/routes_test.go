@@ -227,9 +227,8 @@ func TestRoutesConcurrent(t *testing.T) {
 	th.routes.mu.Lock()
 	defer th.routes.mu.Unlock()
 	assert.LessOrEqual(t, len(th.routes.m), 16)
-	n := 0
-	for e := th.routes.newest; e != nil; e = e.older {
-		n++
+	assert.Equal(t, len(th.routes.m), th.routes.lru.Len(), "the list and the map agree")
+	for e := th.routes.lru.Front(); e != nil; e = e.Next() {
+		assert.Same(t, e, th.routes.m[e.Value.(*route).k], "every listed route is mapped to its element")
 	}
-	assert.Equal(t, len(th.routes.m), n, "the list and the map agree")
 }
