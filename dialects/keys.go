@@ -45,11 +45,12 @@ func (k Keyer) Key(req *http.Request) string {
 		host = req.URL.Host
 	}
 	host = strings.ToLower(host)
-	name := k.Header
-	if name == "" {
-		name = "Authorization"
+	var values []string
+	if k.Header == "" {
+		values = req.Header["Authorization"] // canonical already: no canonicalising per request
+	} else {
+		values = req.Header.Values(k.Header)
 	}
-	values := req.Header.Values(name)
 	if len(values) == 0 || (len(values) == 1 && values[0] == "") {
 		return host
 	}

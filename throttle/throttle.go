@@ -102,7 +102,7 @@ func (t *Throttle) Wait(ctx context.Context, key string) error {
 		return err
 	}
 	defer p.refs.Add(-1)
-	_, err = t.waitBlocked(ctx, p, maxWait, costOf(set))
+	_, _, err = t.waitBlocked(ctx, p, maxWait, costOf(set))
 	return err
 }
 
@@ -274,18 +274,18 @@ func costOf(set request.Settings) int64 {
 // waits longer than maxWait as WithMaxWait describes (0: no bound); see Wait. A cost above 0 is
 // reserved with the limiter's ReserveN when it is a CostReserver. It reports whether it held the
 // request back (a pause or a limiter delay), for the wait observer.
-func (t *Throttle) waitBlocked(ctx context.Context, p *partition, maxWait time.Duration, cost int64) (blocked bool, err error) {
+func (t *Throttle) waitBlocked(ctx context.Context, p *partition, maxWait time.Duration, cost int64) (blocked bool, due time.Time, err error) {
 	for {
 		if until := p.pauseUntil.Load(); until > 0 { // ever paused; the common case skips the call
 			if until > t.since(time.Now()) {
 				blocked = true
 			}
 			if err := t.sitOutPause(ctx, p, maxWait); err != nil {
-				return blocked, err
+				return blocked, time.Time{}, err
 			}
 		}
 		if p.lim == nil {
-			return blocked, nil
+			return blocked, time.Time{}, nil
 		}
 		now := time.Now()
 		var r Reservation
@@ -295,7 +295,7 @@ func (t *Throttle) waitBlocked(ctx context.Context, p *partition, maxWait time.D
 			r, err = p.lim.Reserve(now)
 		}
 		if err != nil {
-			return blocked, err
+			return blocked, time.Time{}, err
 		}
 		if r.Delay(now) > 0 {
 			blocked = true
@@ -311,7 +311,7 @@ func (t *Throttle) waitBlocked(ctx context.Context, p *partition, maxWait time.D
 				if e, ok := err.(*WaitTooLongError); ok {
 					e.Key = p.key
 				}
-				return blocked, err
+				return blocked, time.Time{}, err
 			}
 			if paused {
 				continue // the reservation was given back; wait out the pause and book again
@@ -320,7 +320,7 @@ func (t *Throttle) waitBlocked(ctx context.Context, p *partition, maxWait time.D
 			now = time.Now()
 		}
 		if p.pauseUntil.Load() <= t.since(now) {
-			return blocked, nil
+			return blocked, now, nil
 		}
 		// Paused just as the reservation came due: it is spent; wait out the pause and book again.
 	}

@@ -79,14 +79,16 @@ func (tr *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if p.base != "" {
 		tr.t.inheritGlobal(p, base)
 	}
+	var sent time.Time // when the attempt leaves: the instant the wait let it go, read once
 	if tr.t.onWait == nil {
-		if _, err := tr.t.waitBlocked(ctx, p, maxWait, costOf(set)); err != nil {
+		var err error
+		if _, sent, err = tr.t.waitBlocked(ctx, p, maxWait, costOf(set)); err != nil {
 			closeBody(req)
 			return nil, err
 		}
 	} else {
 		start := time.Now()
-		blocked, err := tr.t.waitBlocked(ctx, p, maxWait, costOf(set))
+		blocked, due, err := tr.t.waitBlocked(ctx, p, maxWait, costOf(set))
 		if err != nil {
 			closeBody(req)
 			return nil, err
@@ -94,9 +96,11 @@ func (tr *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if blocked {
 			tr.t.onWait(req, key, time.Since(start))
 		}
+		sent = due
 	}
-	var sent time.Time
-	if p.attempts != nil {
+	if p.attempts == nil {
+		sent = time.Time{}
+	} else if sent.IsZero() {
 		sent = time.Now()
 	}
 	resp, err := tr.next.RoundTrip(req)
