@@ -75,6 +75,7 @@ func (gitHub) readForced(resp *http.Response, now time.Time) Reading {
 	case "search", "code_search":
 		q.Window = time.Minute
 	}
+	q.WindowAssumed = q.Window > 0
 	known := false
 	if n, ok := parseCount(get(h, "X-Ratelimit-Limit")); ok && n > 0 {
 		q.Limit, known = n, true
@@ -86,6 +87,7 @@ func (gitHub) readForced(resp *http.Response, now time.Time) Reading {
 	}
 	if d, ok := parseReset(get(h, "X-Ratelimit-Reset"), h, now); ok {
 		q.Reset, q.HasReset, known = d, true, true
+		q.ResetGrain = resetGrain(get(h, "X-Ratelimit-Reset"), h)
 	}
 	if known || resource != "" {
 		r.Quotas = []Quota{q}

@@ -138,6 +138,9 @@ type Quota struct {
 	// send it (OpenAI and Anthropic per minute, Shopify's bucket, GitHub's hourly core limit,
 	// Salesforce's daily one) the dialect fills it in and says so in its file.
 	Window time.Duration
+	// WindowAssumed reports that Window is the vendor's documented period, filled in by the
+	// dialect, not sent by the server: a server speaking the dialect may have another.
+	WindowAssumed bool
 	// Remaining is what is left (valid when HasRemaining). Never negative.
 	Remaining int64
 	// HasRemaining reports whether Remaining was said.

@@ -57,7 +57,7 @@ func (salesforce) Read(resp *http.Response, now time.Time) (Reading, bool) {
 		}
 		q := Quota{Name: name, Limit: limit, Remaining: max(limit-used, 0), HasRemaining: true}
 		if name == "api-usage" {
-			q.Window = salesforceDay
+			q.Window, q.WindowAssumed = salesforceDay, true
 			if resp.StatusCode == http.StatusForbidden && q.Remaining == 0 {
 				r.Throttled = true
 			}

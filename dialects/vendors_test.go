@@ -197,14 +197,14 @@ func TestSalesforceFixtures(t *testing.T) {
 	day := 24 * time.Hour
 	runVendor(t, time.Unix(1_800_000_000, 0), []vendorCase{
 		{name: "api-usage=18/5000", status: 200, hdrs: []string{"Sforce-Limit-Info", "api-usage=18/5000"},
-			want: Reading{Dialect: "salesforce", Quotas: []Quota{{Name: "api-usage", Limit: 5000, Window: day, Remaining: 4982, HasRemaining: true}}}},
+			want: Reading{Dialect: "salesforce", Quotas: []Quota{{Name: "api-usage", Limit: 5000, Window: day, WindowAssumed: true, Remaining: 4982, HasRemaining: true}}}},
 		{name: "with api-bursts", status: 200, hdrs: []string{"Sforce-Limit-Info", "api-usage=10018/100000; api-bursts=1/750"},
-			want: Reading{Dialect: "salesforce", Quotas: []Quota{{Name: "api-usage", Limit: 100000, Window: day, Remaining: 89982, HasRemaining: true},
+			want: Reading{Dialect: "salesforce", Quotas: []Quota{{Name: "api-usage", Limit: 100000, Window: day, WindowAssumed: true, Remaining: 89982, HasRemaining: true},
 				{Name: "api-bursts", Limit: 750, Remaining: 749, HasRemaining: true}}}},
 		{name: "per-app usage", status: 200, hdrs: []string{"Sforce-Limit-Info", "api-usage=25/5000; per-app-api-usage=17/250(appName=sample-connected-app)"},
-			want: Reading{Dialect: "salesforce", Quotas: []Quota{{Name: "api-usage", Limit: 5000, Window: day, Remaining: 4975, HasRemaining: true},
+			want: Reading{Dialect: "salesforce", Quotas: []Quota{{Name: "api-usage", Limit: 5000, Window: day, WindowAssumed: true, Remaining: 4975, HasRemaining: true},
 				{Name: "per-app-api-usage", Limit: 250, Remaining: 233, HasRemaining: true}}}},
 		{name: "403 with the daily limit used up", status: 403, hdrs: []string{"Sforce-Limit-Info", "api-usage=5000/5000"},
-			want: Reading{Dialect: "salesforce", Throttled: true, Quotas: []Quota{{Name: "api-usage", Limit: 5000, Window: day, Remaining: 0, HasRemaining: true}}}},
+			want: Reading{Dialect: "salesforce", Throttled: true, Quotas: []Quota{{Name: "api-usage", Limit: 5000, Window: day, WindowAssumed: true, Remaining: 0, HasRemaining: true}}}},
 	})
 }

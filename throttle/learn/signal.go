@@ -22,8 +22,10 @@ type Signal struct {
 	Reset        int64 // time from the answer until the quota is restored (valid when HasReset)
 	HasReset     bool
 	ResetGrain   int64 // how much Reset may overstate the true time (its unit's rounding)
-	RetryAfter   int64 // the server asked for this much quiet (valid when HasRetryAfter)
-	HasRetry     bool
+	// WindowAssumed reports that Window is the dialect's documented guess, not the server's word.
+	WindowAssumed bool
+	RetryAfter    int64 // the server asked for this much quiet (valid when HasRetryAfter)
+	HasRetry      bool
 
 	// The declared quota of other units than requests that a request's cost counts against
 	// (tokens, points; see unitsOf): per UnitWindow, with UnitRemaining left when the server
@@ -69,6 +71,9 @@ func readSignal(sent, answered int64, now time.Time, resp *http.Response, err er
 	}
 	if q, ok := r.QuotaOf(dialects.UnitRequests); ok {
 		s.Limit, s.Window = q.Limit, int64(q.Window)
+		// A documented window filled in for a quota that comes back at its reset is a guess the
+		// resets can correct (see declaredStrategy); a refilling one's reset is its level's.
+		s.WindowAssumed = q.WindowAssumed && !q.Continuous
 		s.Remaining, s.HasRemaining = max(q.Remaining, 0), q.HasRemaining
 		s.Reset, s.HasReset = int64(q.Reset), q.HasReset
 		s.ResetGrain = int64(q.ResetGrain)

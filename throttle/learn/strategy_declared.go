@@ -85,7 +85,7 @@ func (d *declaredStrategy) observe(t int64, s *Signal, m *model) string {
 	}
 	if s.Limit > 0 {
 		w := s.Window
-		if w <= 0 && s.HasReset {
+		if (w <= 0 || s.WindowAssumed) && s.HasReset {
 			// A limit without a window (X-RateLimit-Limit alone, as GitHub sends it) is per the
 			// longest reset seen, rounded up to whole seconds, the unit such resets come in.
 			// A reset written in whole seconds lies up to its grain late (the server rounds the
@@ -93,7 +93,12 @@ func (d *declaredStrategy) observe(t int64, s *Signal, m *model) string {
 			// resets of two. The true reset is in (Reset-grain, Reset]; the window is the whole
 			// second at or above its lower end (a delta of exactly 3600 stays an hour).
 			d.windowSeen = max(d.windowSeen, ceilSecond(max(s.Reset-s.ResetGrain+1, 1)))
-			w = d.windowSeen
+			if w <= 0 || d.windowSeen < w {
+				// No window said, or one the dialect assumed from the vendor's documentation
+				// (GitHub's hour) that the server's own resets show to be shorter: a fixed
+				// window's reset never lies beyond its window, so the longest seen bounds it.
+				w = d.windowSeen
+			}
 		}
 		if w > 0 && (s.Limit != m.limit || w != m.window) {
 			m.limit, m.window = s.Limit, w
