@@ -1,17 +1,13 @@
 package client
 
 import (
-	"io"
 	"net/http"
 	"strconv"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"github.com/steadyhttp/steady/request"
 	"github.com/steadyhttp/steady/retry"
@@ -26,39 +22,20 @@ var costs = [...]int{100, 2500, 400, 1200, 60, 3000, 800}
 // tokens: the server reads the cost from X-Tokens, the client from request.WithCost when weigh.
 func runWeighted(t *testing.T, c *http.Client, n, workers int, weigh bool) map[int]int {
 	t.Helper()
-	var (
-		mu       sync.Mutex
-		statuses = map[int]int{}
-		next     atomic.Int64
-		wg       sync.WaitGroup
-	)
-	for range workers {
-		wg.Go(func() {
-			for i := next.Add(1) - 1; i < int64(n); i = next.Add(1) - 1 {
-				cost := costs[i%int64(len(costs))]
-				ctx := t.Context()
-				if weigh {
-					ctx = request.WithCost(ctx, cost)
-				}
-				req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://llm.test/v1/chat", nil)
-				require.NoError(t, err)
-				req.Header.Set("Authorization", "Bearer sk-test")
-				req.Header.Set("X-Tokens", strconv.Itoa(cost))
-				resp, err := c.Do(req)
-				if err != nil {
-					t.Errorf("POST: %v", err)
-					return
-				}
-				_, _ = io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-				mu.Lock()
-				statuses[resp.StatusCode]++
-				mu.Unlock()
-			}
-		})
-	}
-	wg.Wait()
-	return statuses
+	return runRequests(t, c, n, workers, func(i int) (*http.Request, error) {
+		cost := costs[i%len(costs)]
+		ctx := t.Context()
+		if weigh {
+			ctx = request.WithCost(ctx, cost)
+		}
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://llm.test/v1/chat", nil)
+		if err != nil {
+			return nil, err
+		}
+		req.Header.Set("Authorization", "Bearer sk-test")
+		req.Header.Set("X-Tokens", strconv.Itoa(cost))
+		return req, nil
+	})
 }
 
 // TestWeightedRequests: against the OpenAI and Anthropic personas with a request quota and a token

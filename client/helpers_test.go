@@ -69,6 +69,15 @@ func (c *counter) Queued(*http.Request, time.Duration)            { c.queued.Add
 // runBatch sends n GETs to url with workers goroutines through c and returns the statuses seen.
 func runBatch(t *testing.T, c *http.Client, url string, n, workers int) map[int]int {
 	t.Helper()
+	return runRequests(t, c, n, workers, func(int) (*http.Request, error) {
+		return http.NewRequest(http.MethodGet, url, nil)
+	})
+}
+
+// runRequests sends n requests through c from workers goroutines, request i built by newReq(i),
+// and returns how many got each status; a request that fails is reported and ends its worker.
+func runRequests(t *testing.T, c *http.Client, n, workers int, newReq func(i int) (*http.Request, error)) map[int]int {
+	t.Helper()
 	var (
 		mu       sync.Mutex
 		statuses = map[int]int{}
@@ -77,10 +86,15 @@ func runBatch(t *testing.T, c *http.Client, url string, n, workers int) map[int]
 	)
 	for range workers {
 		wg.Go(func() {
-			for next.Add(1) <= int64(n) {
-				resp, err := c.Get(url)
+			for i := next.Add(1) - 1; i < int64(n); i = next.Add(1) - 1 {
+				req, err := newReq(int(i))
 				if err != nil {
-					t.Errorf("GET: %v", err)
+					t.Errorf("request %d: %v", i, err)
+					return
+				}
+				resp, err := c.Do(req)
+				if err != nil {
+					t.Errorf("%s: %v", req.Method, err)
 					return
 				}
 				_, _ = io.Copy(io.Discard, resp.Body)
