@@ -20,8 +20,9 @@ import (
 // (bucket 40 leaking 2/s standard, 80 at 4/s Advanced, 400 at 20/s Plus) all drain a full bucket in
 // 20 seconds, so the dialect infers: Limit = capacity per Window = 20 s (capacity/20 per second),
 // Remaining = capacity - used, Reset = the time the bucket takes to drain empty, used * 20 s /
-// capacity, and Continuous (a leaky bucket). A plan whose pair breaks that ratio would be misread
-// by the ratio; the header cannot tell.
+// capacity, and Continuous (a leaky bucket). The 20 s is marked WindowAssumed: a bucket whose
+// pair breaks that ratio is misread by it, and the header cannot tell, so a client measures the
+// leak from the levels (throttle/learn does).
 //
 // Recognised by X-Shopify-Shop-Api-Call-Limit.
 type shopify struct{}
@@ -54,6 +55,9 @@ func (shopify) Read(resp *http.Response, now time.Time) (Reading, bool) {
 			HasRemaining: true,
 			Continuous:   true,
 			HasReset:     true,
+			// The 20 s is the plans' ratio, not the server's word: a client measures the leak
+			// from the levels (the learner's leakMeter).
+			WindowAssumed: true,
 		}
 		// used/capacity of 20 s, rounded up to the nanosecond; both are at most int64 and the
 		// product stays far below overflow for any real bucket, but guard it anyway.

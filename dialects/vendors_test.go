@@ -102,8 +102,8 @@ func TestAnthropicFixtures(t *testing.T) {
 // "Retry-After: 2.0"; "1/40" from Shopify's partner gist.
 func TestShopifyFixtures(t *testing.T) {
 	q := func(used, capacity int64, reset time.Duration) Quota {
-		return Quota{Name: "rest", Limit: capacity, Window: 20 * time.Second, Remaining: capacity - used, HasRemaining: true,
-			Reset: reset, HasReset: true, Continuous: true}
+		return Quota{Name: "rest", Limit: capacity, Window: 20 * time.Second, WindowAssumed: true, Remaining: capacity - used,
+			HasRemaining: true, Reset: reset, HasReset: true, Continuous: true}
 	}
 	runVendor(t, time.Unix(1_800_000_000, 0), []vendorCase{
 		// 32 calls in a bucket leaking 2/s drain in 16 s.

@@ -46,6 +46,14 @@ func (s *sendLog) latest(k int64) []int64 {
 	return out
 }
 
+// last returns the send time of the latest send, and whether there was one.
+func (s *sendLog) last() (int64, bool) {
+	if s.n == 0 {
+		return 0, false
+	}
+	return s.slots[(s.n-1)%sendLogSize], true
+}
+
 // unseen counts the requests sent at or after t, but one: with t the send time of the request
 // answered, those the server had not seen when it answered it. Requests that left at the same
 // instant as it (a burst) are counted as unseen too, all but itself: which of them arrived first

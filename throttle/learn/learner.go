@@ -266,7 +266,9 @@ func (l *Learner) Rate() float64 {
 
 // Limit is what a Learner believes of its server's limit.
 type Limit struct {
-	// Quota requests per Window; both 0 when nothing is believed yet.
+	// Quota requests per Window; both 0 when nothing is believed yet. For a bucket whose headers
+	// say its level but not its rate (Shopify's call limit), Quota is the capacity and Window the
+	// time it takes to leak it, as measured once faster than the dialect assumed.
 	Quota  int64
 	Window time.Duration
 	// Kind is how the quota comes back, as far as the evidence shows.
@@ -292,6 +294,11 @@ func (l *Learner) LearnedLimit() Limit {
 	out := Limit{Kind: m.kind, Strategy: l.cur.name(), State: l.cur.state()}
 	if m.trust == trustBelieved && m.limit > 0 {
 		out.Quota, out.Window, out.Source = m.limit, time.Duration(m.window), "declared"
+		if li := m.leak.interval(); m.rateAssumed && li > 0 && li*m.limit < m.window {
+			// A bucket whose rate was assumed and measured faster: its capacity per the time it
+			// takes to leak it.
+			out.Window = time.Duration(li * m.limit)
+		}
 		out.Confidence = 1 - float64(m.contradictions)/float64(m.tun.DistrustAfter)
 		return out
 	}

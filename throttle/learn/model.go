@@ -53,6 +53,11 @@ type model struct {
 	// units is the quota of other units than requests (tokens, points) the server declared.
 	units unitsQuota
 
+	// rateAssumed reports that the declared rate is the dialect's guess for a quota the server
+	// reports only the level of (Shopify's used/capacity): leak measures the true one.
+	rateAssumed bool
+	leak        leakMeter
+
 	// pauseUntil is the end of the last Retry-After the server asked for (0: none).
 	pauseUntil int64
 
@@ -65,7 +70,8 @@ type model struct {
 
 // declaredInterval is the spacing, in nanoseconds, of the declared rate less the headroom, and of
 // limit-1 per window where a sliding window counter is evident, times this client's share of it;
-// 0 when no rate is declared.
+// 0 when no rate is declared. Where the declared rate is assumed (rateAssumed), a faster leak
+// measured from the levels replaces it: the measure is a lower bound of the server's rate.
 func (m *model) declaredInterval() int64 {
 	if m.limit <= 0 || m.window <= 0 {
 		return 0
@@ -76,9 +82,13 @@ func (m *model) declaredInterval() int64 {
 		// window weighs on the next); with a limit of one, one request every other window.
 		per = max(per-1, 0.5)
 	}
+	iv := float64(m.window) / per
+	if li := m.leak.interval(); m.rateAssumed && li > 0 && float64(li) < iv {
+		iv = float64(li)
+	}
 	share := m.share
 	if !(share > 0) {
 		share = 1
 	}
-	return int64(float64(m.window) / per / (1 - m.tun.Headroom) / share)
+	return int64(iv / (1 - m.tun.Headroom) / share)
 }

@@ -24,8 +24,12 @@ type Signal struct {
 	ResetGrain   int64 // how much Reset may overstate the true time (its unit's rounding)
 	// WindowAssumed reports that Window is the dialect's documented guess, not the server's word.
 	WindowAssumed bool
-	RetryAfter    int64 // the server asked for this much quiet (valid when HasRetryAfter)
-	HasRetry      bool
+	// RateAssumed reports that Limit per Window is the dialect's documented guess at the rate of
+	// a quota that refills continuously, of which the server says only the level (Remaining of
+	// Limit): Shopify's call limit. The learner measures the rate from the levels.
+	RateAssumed bool
+	RetryAfter  int64 // the server asked for this much quiet (valid when HasRetryAfter)
+	HasRetry    bool
 
 	// The declared quota of other units than requests that a request's cost counts against
 	// (tokens, points; see unitsOf): per UnitWindow, with UnitRemaining left when the server
@@ -74,6 +78,7 @@ func readSignal(sent, answered int64, now time.Time, resp *http.Response, err er
 		// A documented window filled in for a quota that comes back at its reset is a guess the
 		// resets can correct (see declaredStrategy); a refilling one's reset is its level's.
 		s.WindowAssumed = q.WindowAssumed && !q.Continuous
+		s.RateAssumed = q.WindowAssumed && q.Continuous
 		s.Remaining, s.HasRemaining = max(q.Remaining, 0), q.HasRemaining
 		s.Reset, s.HasReset = int64(q.Reset), q.HasReset
 		s.ResetGrain = int64(q.ResetGrain)

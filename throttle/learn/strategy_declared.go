@@ -2,6 +2,7 @@ package learn
 
 import (
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -28,6 +29,10 @@ type declaredStrategy struct {
 	windowSeen int64 // the longest reset seen, for a limit declared without a window
 	lastReset  int64 // the reset the newest answer said
 	shareCutAt int64 // when the share was last halved: throttles sent before it are of that epoch
+	// measureFrom is when the first answer of a bucket whose rate is assumed came (0: none): the
+	// probes that measure its leak are timed from it (see probeInterval).
+	measureFrom int64
+	level       int64 // the remaining places the newest answer of such a bucket said
 }
 
 func (d *declaredStrategy) name() string { return "declared" }
@@ -105,6 +110,28 @@ func (d *declaredStrategy) observe(t int64, s *Signal, m *model) string {
 			ev = join(ev, fmt.Sprintf("declared %d/%v", s.Limit, durationOf(w)))
 		}
 	}
+	if s.Limit > 0 {
+		m.rateAssumed = s.RateAssumed
+	}
+	if m.rateAssumed && s.HasRemaining && s.Limit > 0 {
+		if d.measureFrom == 0 {
+			d.measureFrom = max(s.Answered, 1)
+		}
+		d.level = s.Remaining
+		if m.kind == KindUnknown {
+			// The vendor documents a leaky bucket, and its reset is the time the level takes to
+			// drain at the assumed rate, no window's end: no experiment tells another kind.
+			m.kind = KindRefilling
+			ev = join(ev, "kind -> refilling (a bucket, as the dialect documents)")
+		}
+		before := m.leak.rate
+		if m.leak.observe(s.Sent, s.Answered, max(s.Limit-s.Remaining, 0), s.Throttled, &m.sends, reorderMargin(m)) &&
+			m.leak.rate > 2*before {
+			// Announced when it doubles, not on every rise: a measure that creeps up by a unit's
+			// worth is not news.
+			ev = join(ev, fmt.Sprintf("leak measured: %.4g/s (the level's fall between answers)", m.leak.rate*1e9))
+		}
+	}
 	if m.trust == trustDistrusted {
 		return ev
 	}
@@ -156,7 +183,7 @@ func (d *declaredStrategy) observe(t int64, s *Signal, m *model) string {
 				// beyond it weighs a past window (a sliding window counter).
 				m.kind = KindCounter
 				ev = join(ev, fmt.Sprintf("kind -> counter (throttled at the declared pace, the reset %v beyond the window)", durationOf(d.lastReset)))
-			case m.kind == KindRefilling:
+			case m.kind == KindRefilling && !m.rateAssumed:
 				m.kind = KindCounter
 				ev = join(ev, "kind -> counter (throttled at the declared pace while refilling)")
 			}
@@ -230,13 +257,14 @@ func (d *declaredStrategy) drives(t int64, m *model) bool { return m.trust == tr
 
 func (d *declaredStrategy) plan(t int64, m *model) plan {
 	p := plan{interval: m.declaredInterval(), setCredit: true}
-	if m.kind != KindCounter && m.limit > 0 && m.limit <= maxWindowLimit && m.window > 0 {
+	if m.kind != KindCounter && !m.rateAssumed && m.limit > 0 && m.limit <= maxWindowLimit && m.window > 0 {
 		// Any window of this client's paced sends stays within the declared limit: against a
 		// sliding log spent unevenly, a place frees up exactly one window after the send it holds
 		// (the slack covers the jitter of both trips); against a bucket the pace already keeps it.
 		// A sliding window counter weighs the previous window's sends instead, and a request one
 		// window after a burst is still refused there: its pace of limit-1 per window is what it
-		// sustains.
+		// sustains. A rate the dialect assumed is no window the server keeps: the level it reports
+		// is the bucket's, and the leak is measured (see leakMeter).
 		p.windowLimit, p.window, p.windowSlack = int(m.limit), m.window, m.rtt.margin(m.tun.JitterMargin)
 	}
 	c := d.current(m)
@@ -246,7 +274,13 @@ func (d *declaredStrategy) plan(t int64, m *model) plan {
 		// per window fits every instant.
 		c = 0
 	}
-	if m.kind == KindRefilling || m.kind == KindUnknown {
+	switch {
+	case m.rateAssumed && m.leak.rate == 0 && m.limit > 0:
+		// The rate is a guess and not measured yet: half the bucket is kept back as room for the
+		// probes that measure it (see probeInterval).
+		c -= max(m.limit/2, 1)
+		p.interval = d.probeInterval(t, m)
+	case m.kind == KindRefilling || m.kind == KindUnknown:
 		c -= d.reserve(m)
 	}
 	// Of what remains, this client spends its share: the others on the key spend theirs.
@@ -256,6 +290,32 @@ func (d *declaredStrategy) plan(t int64, m *model) plan {
 		p.hold = d.holdUntil
 	}
 	return p
+}
+
+// probeInterval is the spacing of the probes that measure the leak of a bucket whose rate the
+// dialect only assumed (model.rateAssumed, leakMeter), before the level has been seen to fall.
+//
+// The leak can be anything from the assumed rate (or slower) to one request per round trip (a
+// faster one is not told apart from an empty bucket at the client's pace). The probes go on the
+// half of the bucket kept back, each admitted whatever the rate, and each answer shows the level.
+// They divide that range into equal ratios, one per place kept: each leaves g times as long after
+// the measure began as the one before it, from a round trip after it up to the assumed spacing,
+// where g = (assumed/round trip)^(1/places). A leak within a factor g of the truth is seen about
+// one probe after it. With one place left (or none to spend: a bucket of one or two), the spacing
+// is the assumed rate's, which one leaked unit follows when the server is as fast as the dialect
+// assumes; a slower one throttles, and the share halves (see observe).
+func (d *declaredStrategy) probeInterval(t int64, m *model) int64 {
+	prior := m.declaredInterval()
+	places := max(m.limit/2, 1) - 1
+	base := max(m.rtt.srtt, 1)
+	last, sent := m.sends.last()
+	// The places free: the newest answer's, less the requests still on their way.
+	free := d.level - int64(m.inFlight)
+	if places <= 0 || !m.rtt.seen || base >= prior || !sent || free <= 1 {
+		return prior
+	}
+	g := math.Pow(float64(prior)/float64(base), 1/float64(places))
+	return int64(min(max(float64(last-d.measureFrom)*(g-1), float64(base)), float64(prior)))
 }
 
 // reserve is what a refilling quota keeps back from the credit: the requests the declared rate
