@@ -243,11 +243,11 @@ func (s *Store) Apply(ctx context.Context, now time.Time, checks []testserver.St
 		return nil, err
 	}
 	gen := s.circuit.generation()
-	if !s.circuit.allow(time.Now()) {
+	if !s.circuit.allow() {
 		s.skipped.Add(1)
 		return s.byPolicy(ctx, now, checks, cs)
 	}
-	o := s.roundTrip(ctx, &call{keys: keys, args: args, gen: gen, done: make(chan outcome, 1)})
+	o := s.roundTrip(ctx, &call{keys: keys, args: args, gen: gen})
 	if cerr := ctx.Err(); cerr != nil {
 		return nil, cerr // the caller gave up; not Redis's failure
 	}
