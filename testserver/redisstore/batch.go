@@ -29,7 +29,8 @@ type call struct {
 	keys []string
 	args []any
 	gen  int64 // the circuit's generation when the call was allowed
-	// done receives the outcome, or a batch to lead; exactly one message per call.
+	// done receives the outcome, or a batch to lead; exactly one message per call. Made when the
+	// call waits: a call that leads at once (a lone caller) needs none.
 	done chan outcome
 }
 
@@ -48,7 +49,9 @@ type outcome struct {
 // coalescer holds the calls waiting for a round trip. At most max round trips are in flight; a
 // call that finds one free leads it with everything waiting, a call that does not waits, and the
 // leader of a finished round trip hands the next batch to the first waiter. No goroutine of its
-// own: callers carry the round trips.
+// own: callers carry the round trips. A lone caller always finds one free, so it sends its script
+// at once from its own goroutine (one EVALSHA, no wait, no hand-off); only calls that arrive while
+// every round trip is in flight are batched.
 type coalescer struct {
 	max      int
 	mu       sync.Mutex
@@ -69,6 +72,7 @@ func (s *Store) roundTrip(ctx context.Context, c *call) outcome {
 		b.mu.Unlock()
 		return s.lead(batch, c)
 	}
+	c.done = make(chan outcome, 1)
 	b.pending = append(b.pending, c)
 	b.mu.Unlock()
 	select {
@@ -125,10 +129,9 @@ func (s *Store) lead(batch []*call, self *call) outcome {
 // counters and the circuit.
 func (s *Store) send(batch []*call) []outcome {
 	outs := make([]outcome, len(batch))
-	now := time.Now()
 	live := make([]int, 0, len(batch))
 	for i, c := range batch {
-		if s.circuit.reopenedSince(c.gen, now) {
+		if s.circuit.reopenedSince(c.gen) {
 			outs[i].skipped = true
 			continue
 		}
@@ -140,17 +143,30 @@ func (s *Store) send(batch []*call) []outcome {
 	// Admissions the Fallback policy made while Redis was away go first, so that the decisions of
 	// this round trip see them.
 	debts := s.ledger.take()
-	calls := s.debtCalls(debts)
-	skip := len(calls)
-	for _, i := range live {
-		calls = append(calls, batch[i])
+	calls, skip := batch, 0
+	if len(debts) > 0 || len(live) < len(batch) {
+		calls = s.debtCalls(debts)
+		skip = len(calls)
+		for _, i := range live {
+			calls = append(calls, batch[i])
+		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.timeout)
 	defer cancel()
 	s.roundTrips.Add(1)
-	replies, err := s.call(ctx, func(ctx context.Context) (any, error) { return s.exec(ctx, calls) })
-	end := time.Now()
+	var rs []result
+	var err error
+	if s.direct {
+		// What s.call does for a direct client, without the closure it would cost.
+		rs, err = s.exec(ctx, calls)
+	} else {
+		var v any
+		if v, err = s.call(ctx, func(ctx context.Context) (any, error) { return s.exec(ctx, calls) }); err == nil {
+			rs = v.([]result)
+		}
+	}
 	if err != nil {
+		end := time.Now()
 		s.ledger.settle(debts, false)
 		closed := errors.Is(err, testserver.ErrClosed)
 		timeout := !closed && (ctx.Err() != nil || isTimeout(err))
@@ -181,7 +197,7 @@ func (s *Store) send(batch []*call) []outcome {
 	}
 	s.ledger.settle(debts, true)
 	s.circuit.success()
-	rs := replies.([]result)[skip:]
+	rs = rs[skip:]
 	for j, i := range live {
 		outs[i] = outcome{reply: rs[j].v, err: rs[j].err}
 	}

@@ -39,12 +39,13 @@ type circuit struct {
 	failingSince time.Time
 }
 
-// allow reports whether a call may go to Redis now.
-func (c *circuit) allow(now time.Time) bool {
+// allow reports whether a call may go to Redis now. A closed circuit does not read the clock.
+func (c *circuit) allow() bool {
 	u := c.openUntil.Load()
 	if u == 0 {
 		return true
 	}
+	now := time.Now()
 	if now.UnixNano() < u {
 		return false
 	}
@@ -58,10 +59,10 @@ func (c *circuit) allow(now time.Time) bool {
 // generation returns how many times the circuit has opened.
 func (c *circuit) generation() int64 { return c.opened.Load() }
 
-// reopenedSince reports whether the circuit opened after generation gen and is open at now: a call
-// allowed before that should not go to Redis any more.
-func (c *circuit) reopenedSince(gen int64, now time.Time) bool {
-	return c.opened.Load() != gen && now.UnixNano() < c.openUntil.Load()
+// reopenedSince reports whether the circuit opened after generation gen and is open now: a call
+// allowed before that should not go to Redis any more. It reads the clock only after an opening.
+func (c *circuit) reopenedSince(gen int64) bool {
+	return c.opened.Load() != gen && time.Now().UnixNano() < c.openUntil.Load()
 }
 
 // success ends any failure streak and closes the circuit.

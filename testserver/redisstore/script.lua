@@ -12,8 +12,15 @@
 -- A charge is committed whatever the decision (the state may go beyond the limit: a debt that
 -- denies until it has drained), for admissions made elsewhere while Redis was away; it never
 -- blocks the other checks.
--- Reply: 11 integers per check: allowed, remaining, reset µs, retry µs (-1 never, -2 over its
--- max delay), delay µs, the same five for the publish algorithm, committed (0/1).
+-- Reply, per check: allowed, remaining, reset µs, retry µs (-1 never, -2 over its max delay),
+-- delay µs, committed (0/1), and when the check has a publish algorithm its five (allowed to
+-- delay) after them: 6 or 11 integers.
+--
+-- The script runs on every decision inside Redis's single thread, so it is written for its cost
+-- there (Lua 5.1): every local function is a new closure on every run, and every local of this
+-- chunk it uses a new upvalue, so only the algorithms a request uses are made, they capture few
+-- locals, the checks are dispatched inline, and the tables made per run are few (a state per key,
+-- an entry per committing check, the reply).
 
 local NEVER = -1
 local OVERDUE = -2
@@ -26,35 +33,41 @@ local function fdiv(a, b)
   if r < 0 then q = q - 1 elseif r >= b then q = q + 1 end
   return q
 end
+-- cdiv repeats fdiv's body rather than calling it: one call fewer per use.
 local function cdiv(a, b)
-  local q = fdiv(a, b)
+  local q = math.floor(a / b)
+  local r = a - q * b
+  if r < 0 then q = q - 1 elseif r >= b then q = q + 1 end
   if q * b < a then q = q + 1 end
   return q
 end
-local function fmt(x) return string.format('%.0f', x) end
 
-local now
+local t
 if ARGV[1] == '' then
   local tm = redis.call('TIME')
-  now = tonumber(tm[1]) * 1000000 + tonumber(tm[2])
+  t = tonumber(tm[1]) * 1000000 + tonumber(tm[2])
 else
-  now = tonumber(ARGV[1])
+  t = tonumber(ARGV[1])
 end
-local t = now
 
--- Which algorithms this request uses: only their functions are made (each local function is a
--- closure created on every run of the script).
-local minttl = tonumber(ARGV[2])
+-- Which algorithms this request uses (its kinds, compared as strings): only their functions are
+-- made.
 local nchecks = tonumber(ARGV[3])
-local used = {}
-for i = 1, nchecks do used[tonumber(ARGV[3 + (i - 1) * 9 + 1])] = true end
+local buckets, fixed, sliding, logs
+for o = 4, 3 + 9 * nchecks, 9 do
+  local k = ARGV[o]
+  if k == '1' or k == '2' then buckets = true
+  elseif k == '3' then fixed = true
+  elseif k == '4' then logs = true
+  elseif k == '5' then sliding = true end
+end
 
 local deficit, bucket_decide, bucket_commit
 local fw_count, fw_decide, fw_commit
 local sw_counts, sw_decide, sw_commit
 local log_view, log_decide, log_commit
 
-if used[TOKEN] or used[LEAKY] then
+if buckets then
   -- buckets: st.a = time of the deficit (µs), st.b = deficit in units where a request is W.
   function deficit(st, L)
     local last = math.max(st.a, 0)
@@ -90,7 +103,7 @@ if used[TOKEN] or used[LEAKY] then
   end
 end
 
-if used[FIXED] then
+if fixed then
   -- fixed window: st.a = window start (µs), st.b = count.
   function fw_count(st, W)
     local start = math.max(fdiv(t, W) * W, st.a)
@@ -113,7 +126,7 @@ if used[FIXED] then
   end
 end
 
-if used[SLIDING] then
+if sliding then
   -- sliding window counter: st.a = current window start, st.b = its count, st.c = previous count.
   function sw_counts(st, W)
     local last = math.max(st.a, 0)
@@ -167,9 +180,11 @@ if used[SLIDING] then
   end
 end
 
-if used[LOG] then
+if logs then
   -- sliding log: sorted set of entries (score: admission time µs; member: running total of requests
   -- admitted up to and including that time), st.c = running total before the oldest entry.
+  local function fmt(x) return string.format('%.0f', x) end
+
   function log_view(zk, st, W)
     local v = {count = redis.call('ZCARD', zk), t = t, expired = 0, from = st.c, newest = st.c, newest_t = 0}
     if v.count == 0 then return v end
@@ -235,97 +250,103 @@ if used[LOG] then
   end
 end
 
-local checks, states = {}, {}
+-- Locals of the chunk from here on: no closure above captures them.
+local tonumber, max, format, call, argv, keys = tonumber, math.max, string.format, redis.call, ARGV, KEYS
+local minttl = tonumber(argv[2])
+
+-- Decide every check, loading each state once (two checks may share one).
+local states = {}
+local commits = {} -- per check that commits if all do: {reply offset, kind, n, L, W, publish L, state, zset key}
+local out = {0, 0, 0, 0, 0, 0} -- room for one check's reply without publish, the usual request
+local p = 0 -- reply entries so far
+local ok = true
 local ki = 1
 for i = 1, nchecks do
   local o = 3 + (i - 1) * 9
-  local c = {
-    kind = tonumber(ARGV[o + 1]), n = tonumber(ARGV[o + 2]), adv = ARGV[o + 3] ~= '0', charge = ARGV[o + 3] == '2',
-    maxd = tonumber(ARGV[o + 4]), L = tonumber(ARGV[o + 5]), B = tonumber(ARGV[o + 6]),
-    W = tonumber(ARGV[o + 7]), pL = tonumber(ARGV[o + 8]), pB = tonumber(ARGV[o + 9]),
-  }
-  c.hk = KEYS[ki]
+  local kind, n, flag = tonumber(argv[o + 1]), tonumber(argv[o + 2]), argv[o + 3]
+  local maxd, L, B, W = tonumber(argv[o + 4]), tonumber(argv[o + 5]), tonumber(argv[o + 6]), tonumber(argv[o + 7])
+  local pL = tonumber(argv[o + 8])
+  local pB = 0
+  if pL > 0 then pB = tonumber(argv[o + 9]) end
+  local hk = keys[ki]
   ki = ki + 1
-  if c.kind == LOG then
-    c.zk = KEYS[ki]
+  local zk
+  if kind == LOG then
+    zk = keys[ki]
     ki = ki + 1
   end
-  local st = states[c.hk]
+  local st = states[hk]
   if not st then
     local a, b, cc = 0, 0, 0
-    local r = redis.call('GET', c.hk)
+    local r = call('GET', hk)
     if r then
       local x, y, z = string.match(r, '^(%-?%d+) (%-?%d+) (%-?%d+)$')
       a, b, cc = tonumber(x) or 0, tonumber(y) or 0, tonumber(z) or 0
     end
     st = {a = a, b = b, c = cc, ttl = -1}
-    states[c.hk] = st
+    states[hk] = st
   end
-  c.st = st
-  checks[i] = c
-end
 
-local function decide(c, L, B)
-  local k = c.kind
-  if k == TOKEN or k == LEAKY then
-    return bucket_decide(c.st, c.n, L, B, c.W, k == LEAKY)
-  elseif k == FIXED then
-    return fw_decide(c.st, c.n, L, c.W)
-  elseif k == LOG then
-    if not c.view then c.view = log_view(c.zk, c.st, c.W) end
-    return log_decide(c.zk, c.view, c.n, L, c.W)
-  elseif k == SLIDING then
-    return sw_decide(c.st, c.n, L, c.W)
+  -- The algorithm's decision, and the publish algorithm's when there is one.
+  local al, rem, reset, retry, delay, pal, prem, preset, pretry, pdelay
+  if kind == TOKEN or kind == LEAKY then
+    local leaky = kind == LEAKY
+    al, rem, reset, retry, delay = bucket_decide(st, n, L, B, W, leaky)
+    if pL > 0 then pal, prem, preset, pretry, pdelay = bucket_decide(st, n, pL, pB, W, leaky) end
+  elseif kind == FIXED then
+    al, rem, reset, retry, delay = fw_decide(st, n, L, W)
+    if pL > 0 then pal, prem, preset, pretry, pdelay = fw_decide(st, n, pL, W) end
+  elseif kind == LOG then
+    local view = log_view(zk, st, W)
+    al, rem, reset, retry, delay = log_decide(zk, view, n, L, W)
+    if pL > 0 then pal, prem, preset, pretry, pdelay = log_decide(zk, view, n, pL, W) end
+  elseif kind == SLIDING then
+    al, rem, reset, retry, delay = sw_decide(st, n, L, W)
+    if pL > 0 then pal, prem, preset, pretry, pdelay = sw_decide(st, n, pL, W) end
+  else
+    error('redisstore: unknown algorithm kind ' .. tostring(kind))
   end
-  error('redisstore: unknown algorithm kind ' .. tostring(k))
-end
-
-local out = {}
-local ok = true
-for i, c in ipairs(checks) do
-  local al, rem, reset, retry, delay = decide(c, c.L, c.B)
-  if al == 1 and c.maxd >= 0 and delay > c.maxd then
+  if al == 1 and maxd >= 0 and delay > maxd then
     al, rem, retry = 0, 0, OVERDUE
   end
-  c.allowed = al == 1 or c.charge
-  if not c.allowed and not c.adv then ok = false end
-  local o = (i - 1) * 11
-  out[o + 1], out[o + 2], out[o + 3], out[o + 4], out[o + 5] = al, rem, reset, retry, delay
-  if c.pL > 0 then
-    out[o + 6], out[o + 7], out[o + 8], out[o + 9], out[o + 10] = decide(c, c.pL, c.pB)
-  else
-    out[o + 6], out[o + 7], out[o + 8], out[o + 9], out[o + 10] = al, rem, reset, retry, delay
+  if al == 1 or flag == '2' then
+    commits[#commits + 1] = {p + 6, kind, n, L, W, pL, st, zk}
+  elseif flag == '0' then
+    ok = false
   end
-  out[o + 11] = 0
+  out[p + 1], out[p + 2], out[p + 3], out[p + 4], out[p + 5], out[p + 6] = al, rem, reset, retry, delay, 0
+  p = p + 6
+  if pL > 0 then
+    out[p + 1], out[p + 2], out[p + 3], out[p + 4], out[p + 5] = pal, prem, preset, pretry, pdelay
+    p = p + 5
+  end
 end
 
 if ok then
-  for i, c in ipairs(checks) do
-    if c.allowed then
-      local ttl
-      local k = c.kind
-      if k == TOKEN or k == LEAKY then
-        local lidle = c.L
-        if c.pL > 0 and c.pL < lidle then lidle = c.pL end
-        ttl = bucket_commit(c.st, c.n, c.L, c.W, lidle)
-      elseif k == FIXED then
-        ttl = fw_commit(c.st, c.n, c.W)
-      elseif k == LOG then
-        ttl = log_commit(c.zk, c.st, c.n, c.L, c.W)
-        c.st.zk = c.zk
-      else
-        ttl = sw_commit(c.st, c.n, c.W)
-      end
-      c.st.ttl = math.max(c.st.ttl, ttl)
-      out[(i - 1) * 11 + 11] = 1
+  for _, c in ipairs(commits) do
+    local kind, n, L, W, st = c[2], c[3], c[4], c[5], c[7]
+    local ttl
+    if kind == TOKEN or kind == LEAKY then
+      local lidle, pL = L, c[6]
+      if pL > 0 and pL < lidle then lidle = pL end
+      ttl = bucket_commit(st, n, L, W, lidle)
+    elseif kind == FIXED then
+      ttl = fw_commit(st, n, W)
+    elseif kind == LOG then
+      ttl = log_commit(c[8], st, n, L, W)
+      st.zk = c[8]
+    else
+      ttl = sw_commit(st, n, W)
     end
+    st.ttl = max(st.ttl, ttl)
+    out[c[1]] = 1
   end
   -- Write every committed state and let it expire when it is back at its initial state.
   for hk, st in pairs(states) do
     if st.ttl >= 0 then
-      local ms = math.max(cdiv(math.max(st.ttl, minttl), 1000), 1)
-      redis.call('SET', hk, string.format('%.0f %.0f %.0f', st.a, st.b, st.c), 'PX', fmt(ms))
-      if st.zk then redis.call('PEXPIRE', st.zk, fmt(ms)) end
+      local ms = format('%.0f', max(cdiv(max(st.ttl, minttl), 1000), 1))
+      call('SET', hk, format('%.0f %.0f %.0f', st.a, st.b, st.c), 'PX', ms)
+      if st.zk then call('PEXPIRE', st.zk, ms) end
     end
   end
 end

@@ -243,11 +243,11 @@ func (s *Store) Apply(ctx context.Context, now time.Time, checks []testserver.St
 		return nil, err
 	}
 	gen := s.circuit.generation()
-	if !s.circuit.allow(time.Now()) {
+	if !s.circuit.allow() {
 		s.skipped.Add(1)
 		return s.byPolicy(ctx, now, checks, cs)
 	}
-	o := s.roundTrip(ctx, &call{keys: keys, args: args, gen: gen, done: make(chan outcome, 1)})
+	o := s.roundTrip(ctx, &call{keys: keys, args: args, gen: gen})
 	if cerr := ctx.Err(); cerr != nil {
 		return nil, cerr // the caller gave up; not Redis's failure
 	}
@@ -363,33 +363,49 @@ func (s *Store) encode(checks []testserver.StoreCheck, cs []check, nowArg string
 	return keys, args, nil
 }
 
-// replyPerCheck is the number of integers the script returns per check.
-const replyPerCheck = 11
+// The script's reply per check: replyPerCheck integers (the decision's five and committed), and
+// replyPublish more when the check has a publish algorithm. Not repeating the decision as the
+// published one saves Redis and the client five integers in the usual check.
+const (
+	replyPerCheck = 6
+	replyPublish  = 5
+)
 
 // decode turns the script's reply into decisions.
 func decode(reply any, checks []testserver.StoreCheck, cs []check) ([]testserver.StoreDecision, error) {
 	vals, ok := reply.([]any)
-	if !ok || len(vals) != replyPerCheck*len(checks) {
+	want := replyPerCheck * len(checks)
+	for i := range cs {
+		if cs[i].hasPub {
+			want += replyPublish
+		}
+	}
+	if !ok || len(vals) != want {
 		return nil, fmt.Errorf("%w: %T of length %d for %d checks", ErrReply, reply, len(vals), len(checks))
 	}
-	ints := make([]int64, len(vals))
-	for i, v := range vals {
-		n, ok := v.(int64)
-		if !ok {
-			return nil, fmt.Errorf("%w: element %d is %T", ErrReply, i, v)
-		}
-		ints[i] = n
-	}
+	var ints [replyPerCheck + replyPublish]int64
 	out := make([]testserver.StoreDecision, len(checks))
+	at := 0
 	for i := range checks {
-		v := ints[i*replyPerCheck:]
-		out[i].Decision = decision(v[0:5], cs[i].alg.limit, checks[i].MaxDelay)
+		n := replyPerCheck
 		if cs[i].hasPub {
-			out[i].Published = decision(v[5:10], cs[i].pub.limit, checks[i].MaxDelay)
+			n += replyPublish
+		}
+		for j, v := range vals[at : at+n] {
+			x, ok := v.(int64)
+			if !ok {
+				return nil, fmt.Errorf("%w: element %d is %T", ErrReply, at+j, v)
+			}
+			ints[j] = x
+		}
+		at += n
+		out[i].Decision = decision(ints[0:5], cs[i].alg.limit, checks[i].MaxDelay)
+		if cs[i].hasPub {
+			out[i].Published = decision(ints[6:11], cs[i].pub.limit, checks[i].MaxDelay)
 		} else {
 			out[i].Published = out[i].Decision
 		}
-		out[i].Committed = v[10] == 1
+		out[i].Committed = ints[5] == 1
 	}
 	return out, nil
 }
