@@ -199,21 +199,26 @@ func sfWindow(v any) time.Duration {
 	return w
 }
 
-// sfReset converts an Integer or Decimal reset (delta-seconds, or above 1e9 a Unix time) to a wait.
-func sfReset(v any, h http.Header, now time.Time) (time.Duration, bool) {
+// sfReset converts an Integer or Decimal reset (delta-seconds, or above 1e9 a Unix time) to a wait,
+// with its grain (see Quota.ResetGrain): an Integer of seconds overstates the true time by up to
+// a second (two for a Unix time against the Date header), a Decimal carries its fraction.
+func sfReset(v any, h http.Header, now time.Time) (d, grain time.Duration, ok bool) {
 	switch n := v.(type) {
 	case int64:
 		if n < 0 {
-			return 0, false
+			return 0, 0, false
 		}
-		return parseReset(strconv.FormatInt(n, 10), h, now)
+		s := strconv.FormatInt(n, 10)
+		d, ok = parseReset(s, h, now)
+		return d, resetGrain(s, h), ok
 	case float64:
 		if math.IsNaN(n) || n < 0 {
-			return 0, false
+			return 0, 0, false
 		}
-		return parseReset(strconv.FormatFloat(n, 'f', -1, 64), h, now)
+		d, ok = parseReset(strconv.FormatFloat(n, 'f', -1, 64), h, now)
+		return d, 0, ok
 	}
-	return 0, false
+	return 0, 0, false
 }
 
 // parseLimits parses RateLimit: a List, or the Dictionary of earlier revisions.
@@ -242,7 +247,7 @@ func parseLimits(values []string, h http.Header, now time.Time) []draftLimit {
 				}
 			}
 			if v, ok := item.Params.Get("t"); ok {
-				l.quota.Reset, l.quota.HasReset = sfReset(v, h, now)
+				l.quota.Reset, l.quota.ResetGrain, l.quota.HasReset = sfReset(v, h, now)
 			}
 		}
 		out = append(out, l)
@@ -277,7 +282,7 @@ func parseLimitDictionary(values []string, h http.Header, now time.Time) (draftL
 		}
 	}
 	if v, ok := value("reset"); ok {
-		if l.quota.Reset, l.quota.HasReset = sfReset(v, h, now); l.quota.HasReset {
+		if l.quota.Reset, l.quota.ResetGrain, l.quota.HasReset = sfReset(v, h, now); l.quota.HasReset {
 			found = true
 		}
 	}

@@ -27,7 +27,9 @@ type declaredStrategy struct {
 	hasCredit  bool
 	holdUntil  int64
 	windowSeen int64 // the longest reset seen, for a limit declared without a window
-	lastReset  int64 // the reset the newest answer said
+	lastReset  int64 // the reset the newest answer said, and its grain
+	lastGrain  int64
+	resetAt    int64 // the latest the reset can be, in the answers' time (see narrowReset); 0: none said
 	shareCutAt int64 // when the share was last halved: throttles sent before it are of that epoch
 	// measureFrom is when the first answer of a bucket whose rate is assumed came (0: none): the
 	// probes that measure its leak are timed from it (see probeInterval).
@@ -175,7 +177,7 @@ func (d *declaredStrategy) observe(t int64, s *Signal, m *model) string {
 			// The experiment on an exhausted quota: a throttle says it comes back whole, or, for
 			// a refilling one paced at the declared rate, that it sustains only limit-1 per window.
 			switch {
-			case m.kind == KindUnknown && d.lastReset <= m.window:
+			case m.kind == KindUnknown && !resetBeyond(d.lastReset, d.lastGrain, m.window):
 				m.kind = KindWhole
 				ev = join(ev, "kind -> whole (throttled at the declared pace after the quota ran out)")
 			case m.kind == KindUnknown:
@@ -193,9 +195,12 @@ func (d *declaredStrategy) observe(t int64, s *Signal, m *model) string {
 		case m.kind == KindUnknown:
 			m.kind = KindRefilling
 			ev = join(ev, "kind -> refilling (admitted at the declared pace after the quota ran out)")
-		case m.kind == KindWhole && s.HasRemaining && s.Remaining < m.limit/2:
+		case m.kind == KindWhole && s.HasRemaining && s.Remaining < m.limit/2 &&
+			d.resetAt > 0 && s.Sent+2*m.rtt.oneWay() >= d.resetAt:
 			// Admitted after the hold, but little came back: the quota returns a little at a
-			// time (a sliding log spent unevenly, a sliding window counter).
+			// time (a sliding log spent unevenly, a sliding window counter). Only a request
+			// that reached the server after the latest the reset could be tells: one that took
+			// the last of the old window (the credit counts on the safe side) says nothing.
 			m.kind = KindRefilling
 			ev = join(ev, fmt.Sprintf("kind -> refilling (%d of %d back after the reset)", s.Remaining+1, m.limit))
 		}
@@ -210,10 +215,13 @@ func (d *declaredStrategy) observe(t int64, s *Signal, m *model) string {
 		m.share = min(m.share+m.tun.ProbeGain/(m.share*float64(m.limit)), 1)
 	}
 	if s.HasReset && s.Sent >= d.newestSent {
-		d.lastReset = s.Reset - s.ResetGrain
+		d.lastReset, d.lastGrain = s.Reset, s.ResetGrain
+	}
+	if s.HasReset {
+		d.narrowReset(s, m)
 	}
 	// A reset beyond the window, by more than its unit's rounding.
-	if s.HasReset && m.window > 0 && s.Reset-s.ResetGrain > m.window && (m.kind == KindUnknown || m.kind == KindRefilling) {
+	if s.HasReset && m.window > 0 && resetBeyond(s.Reset, s.ResetGrain, m.window) && (m.kind == KindUnknown || m.kind == KindRefilling) {
 		// A quota restored only after more than its window weighs a past window on the present
 		// one: a sliding window counter, whatever it has admitted so far.
 		m.kind = KindCounter
@@ -236,21 +244,38 @@ func (d *declaredStrategy) observe(t int64, s *Signal, m *model) string {
 		d.sendsAt, d.creditTime, d.hasCredit = m.sends.n, s.Answered, true
 		d.holdUntil = 0
 		if d.credit <= 0 && m.kind == KindWhole {
-			d.holdUntil = d.wholeReturns(s, m)
+			d.holdUntil = d.wholeReturns(m)
 		}
 	}
 	return ev
 }
 
-// wholeReturns is when a request may leave to find a quota that comes back whole, judged from
-// the answer s that said it was spent: the answer's server time (one way before it arrived) plus
-// Reset, less the one way the request takes to get there, late by the jitter margin so that it
-// arrives after the reset despite the jitter of its trip. 0 when no reset was said.
-func (d *declaredStrategy) wholeReturns(s *Signal, m *model) int64 {
-	if !s.HasReset {
+// narrowReset keeps the latest the reset can be, in the answers' time (an answer's time plus the
+// Reset it said): the earliest of the answers that refer to the same reset. A reset written in
+// whole seconds lies up to its grain late, by as much as the answer came before the next whole
+// second; answers spread over the window late each by another amount, and the earliest bound
+// is within the jitter of the true instant. Two answers refer to the same reset when it has not
+// passed yet and they put it within the grain and the jitter margin of each other; otherwise the
+// newer answer starts a new bound.
+func (d *declaredStrategy) narrowReset(s *Signal, m *model) {
+	at := s.Answered + s.Reset
+	near := s.ResetGrain + m.rtt.margin(m.tun.JitterMargin)
+	if d.resetAt > s.Answered && at > d.resetAt-near && at < d.resetAt+near {
+		d.resetAt = min(d.resetAt, at)
+		return
+	}
+	d.resetAt = at
+}
+
+// wholeReturns is when a request may leave to find a quota that comes back whole: the latest the
+// reset can be (narrowReset, in the answers' time: the server's time one way before), less the
+// one way the request takes to get there, late by the jitter margin so that it arrives after the
+// reset despite the jitter of its trip. 0 when no reset was said.
+func (d *declaredStrategy) wholeReturns(m *model) int64 {
+	if d.resetAt == 0 {
 		return 0
 	}
-	return s.Answered + s.Reset - 2*m.rtt.oneWay() + m.rtt.margin(m.tun.JitterMargin)
+	return d.resetAt - 2*m.rtt.oneWay() + m.rtt.margin(m.tun.JitterMargin)
 }
 
 func (d *declaredStrategy) drives(t int64, m *model) bool { return m.trust == trustBelieved }
@@ -335,6 +360,16 @@ func (d *declaredStrategy) reserve(m *model) int64 {
 		return 0
 	}
 	return (margin + iv - 1) / iv
+}
+
+// resetBeyond reports whether a reset said as reset, overstating the true time by less than grain
+// (its unit's rounding: the true time is in (reset-grain, reset]), is for sure beyond window: a
+// quota restored only after more than its window weighs a past window (a sliding window counter).
+func resetBeyond(reset, grain, window int64) bool {
+	if grain > 0 {
+		return reset-grain >= window
+	}
+	return reset > window
 }
 
 // minShare is the least share of the declared rate a client paces at: one in a thousand clients
