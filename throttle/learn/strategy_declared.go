@@ -376,9 +376,12 @@ func resetBeyond(reset, grain, window int64) bool {
 // on a key (a share below it would take a client longer than a thousand windows per request).
 const minShare = 1.0 / 1000
 
-// maxWindowLimit bounds the client-side window's memory (one slot per request in it): a declared
-// limit above it is kept by the pace and the holds alone.
-const maxWindowLimit = sendLogSize
+// maxWindowLimit bounds the client-side window's memory (one 8-byte slot per request in it, held
+// by the pacer only while a window is set): 65,536 slots are 512 KiB for a key, room for any
+// per-second or per-minute quota and GitHub's 5,000 or 15,000 an hour. A declared limit above it is
+// kept by the pace and the holds alone. The window is seeded from the send log, which holds the
+// latest sendLogSize sends; it records every send itself from then on.
+const maxWindowLimit = 1 << 16
 
 func ceilSecond(d int64) int64 {
 	s := int64(time.Second)
