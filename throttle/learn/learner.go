@@ -67,7 +67,7 @@ func New(opts ...Option) (*Learner, error) {
 	l := &Learner{cfg: c}
 	l.m.tun = c.tun
 	l.m.share = 1
-	d := &declaredStrategy{}
+	d := &declaredStrategy{leastLeft: -1}
 	cyc := &cyclesStrategy{}
 	l.p = pacer.New(&l.mu, l.clock, func(slot, cost int64) {
 		l.m.sends.add(slot, cost, d.current(&l.m), d.currentUpper(&l.m))

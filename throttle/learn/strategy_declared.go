@@ -30,6 +30,7 @@ type declaredStrategy struct {
 	lastReset  int64 // the reset the newest answer said, and its grain
 	lastGrain  int64
 	resetAt    int64 // the latest the reset can be, in the answers' time (see narrowReset); 0: none said
+	leastLeft  int64 // the least remaining any answer since that reset began said; -1: none yet
 	shareCutAt int64 // when the share was last halved: throttles sent before it are of that epoch
 	// measureFrom is when the first answer of a bucket whose rate is assumed came (0: none): the
 	// probes that measure its leak are timed from it (see probeInterval).
@@ -220,6 +221,9 @@ func (d *declaredStrategy) observe(t int64, s *Signal, m *model) string {
 	if s.HasReset {
 		d.narrowReset(s, m)
 	}
+	if s.HasRemaining && (d.leastLeft < 0 || s.Remaining < d.leastLeft) {
+		d.leastLeft = s.Remaining
+	}
 	// A reset beyond the window, by more than its unit's rounding.
 	if s.HasReset && m.window > 0 && resetBeyond(s.Reset, s.ResetGrain, m.window) && (m.kind == KindUnknown || m.kind == KindRefilling) {
 		// A quota restored only after more than its window weighs a past window on the present
@@ -237,6 +241,14 @@ func (d *declaredStrategy) observe(t int64, s *Signal, m *model) string {
 		if s.Sent <= d.newestSent && d.hasCredit {
 			c = min(c, d.current(m))
 			up = min(up, d.currentUpper(m))
+		}
+		if m.kind == KindWhole && d.leastLeft >= 0 {
+			// A whole quota only falls until its reset: the least any answer since the reset
+			// said is what was left after the last request the server answered, and only the
+			// requests still unanswered can have come after it. A bound that holds however wide
+			// the jitter margin grows (a loaded host's round trips), where the count of unseen
+			// sends above treats every send within the margin as unanswered.
+			c = max(c, d.leastLeft-int64(m.inFlight))
 		}
 		d.upper = up
 		d.newestSent = max(d.newestSent, s.Sent)
@@ -260,11 +272,29 @@ func (d *declaredStrategy) observe(t int64, s *Signal, m *model) string {
 func (d *declaredStrategy) narrowReset(s *Signal, m *model) {
 	at := s.Answered + s.Reset
 	near := s.ResetGrain + m.rtt.margin(m.tun.JitterMargin)
-	if d.resetAt > s.Answered && at > d.resetAt-near && at < d.resetAt+near {
-		d.resetAt = min(d.resetAt, at)
+	switch {
+	case d.resetAt == 0:
+	case at < d.resetAt+near:
+		if d.resetAt > s.Answered && at > d.resetAt-near {
+			d.resetAt = min(d.resetAt, at) // the same reset, told more closely
+		}
+		// Otherwise the answer names an earlier reset than the one held: a request of the
+		// last window answered after this one began. It tells nothing of the next.
+		return
+	case m.window > 0 && m.kind == KindWhole && m.limit <= maxWindowLimit && at-s.ResetGrain > d.resetAt:
+		// A new reset: a fixed window's comes one window after the last (by whole windows
+		// after an idle spell), at the latest the projection of the last bound, which keeps
+		// what the answers of the last window narrowed when every answer of this one is late
+		// (GitHub's reset against its Date header reads "1 s" all through the second). A
+		// sliding log's next reset may lie later than the projection when its window was
+		// spent late, but the window lane (plan) keeps every send one window after the one
+		// whose place it takes, so a hold that ends early there costs nothing.
+		w := m.window
+		k := (at - s.ResetGrain - d.resetAt + w - 1) / w
+		d.resetAt, d.leastLeft = min(at, d.resetAt+k*w), -1
 		return
 	}
-	d.resetAt = at
+	d.resetAt, d.leastLeft = at, -1
 }
 
 // wholeReturns is when a request may leave to find a quota that comes back whole: the latest the
