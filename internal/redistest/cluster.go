@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -24,9 +25,10 @@ type Cluster struct {
 }
 
 // StartCluster starts masters×(1+replicas) redis-servers with --cluster-enabled yes (node
-// timeout 1 s, persistence off), joins them with redis-cli --cluster create, and waits until
-// every node reports cluster_state:ok. It skips the test when redis-server or redis-cli is not
-// installed, or fails it under CI (.ci/run installs redis-tools).
+// timeout 1 s, persistence off, each node in a directory of its own), joins them with redis-cli
+// --cluster create, and waits until every node reports cluster_state:ok. It skips the test when
+// redis-server or redis-cli is not installed, or fails it under CI (.ci/run installs
+// redis-tools).
 func StartCluster(t testing.TB, masters, replicas int) *Cluster {
 	t.Helper()
 	for _, bin := range []string{"redis-server", "redis-cli"} {
@@ -39,12 +41,22 @@ func StartCluster(t testing.TB, masters, replicas int) *Cluster {
 	}
 	c := &Cluster{t: t, nodes: map[string]*exec.Cmd{}}
 	t.Cleanup(c.stop)
-	dir := t.TempDir()
+	root := t.TempDir()
 	for range masters * (1 + replicas) {
 		port := freePort(t)
 		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+		// Each node has a directory of its own, as on separate hosts: a replica receives its
+		// master's snapshot into a temporary file there, renames it to dump.rdb and loads
+		// dump.rdb. In one shared directory the replicas' initial syncs (all at the same moment,
+		// right after the cluster is created) rename over each other's dump.rdb, and a replica
+		// can load another master's data while acknowledging its own master's offset: WAIT says
+		// replicated, and a failover loses the writes.
+		dir := filepath.Join(root, strconv.Itoa(port))
+		if err := os.Mkdir(dir, 0o700); err != nil {
+			t.Fatalf("redistest: %v", err)
+		}
 		cmd := exec.Command("redis-server", "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
-			"--cluster-enabled", "yes", "--cluster-config-file", fmt.Sprintf("%s/nodes-%d.conf", dir, port),
+			"--cluster-enabled", "yes", "--cluster-config-file", filepath.Join(dir, "nodes.conf"),
 			"--cluster-node-timeout", "1000", "--dir", dir, "--save", "", "--appendonly", "no",
 			"--protected-mode", "no", "--loglevel", "warning")
 		cmd.Stdout, cmd.Stderr = nil, nil // the null device: no copying goroutine outlives a kill

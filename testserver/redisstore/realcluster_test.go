@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -27,7 +28,8 @@ import (
 //   - failover: the master holding a user's state is killed; while the cluster elects its replica
 //     (about the node timeout, 1 s, plus the election) the decisions are made by the policy
 //     (fail-closed here: denied); then Redis decides again, on the promoted replica, which has
-//     the state (replicated before the kill, WAIT): the user's limit is kept exactly.
+//     the state (replicated before the kill: WAIT for every replica of that master, and the
+//     state read on each): the user's limit is kept exactly.
 func TestRealCluster(t *testing.T) {
 	cl := redistest.StartCluster(t, 3, 1)
 	ctx := context.Background()
@@ -134,23 +136,33 @@ func TestRealCluster(t *testing.T) {
 				total++
 			}
 		}
-		master, err := cc.MasterForKey(ctx, st.cfg.keyName(user, "failover", user, suffixState))
-		if err != nil {
-			t.Fatal(err)
-		}
-		addr := master.Options().Addr
-		// Replication is asynchronous: make sure the replica has the state (a write on the same
-		// slot, then WAIT on that connection; the replication stream keeps the order of writes).
+		stateKey := st.cfg.keyName(user, "failover", user, suffixState)
+		addr, replicas := shardOf(t, cc, stateKey)
+		// Replication is asynchronous: make sure every replica of that master has the state (a
+		// write on the same slot, then WAIT on that connection for all of them; the replication
+		// stream keeps the order of writes).
 		mc := redis.NewClient(&redis.Options{Addr: addr})
 		conn := mc.Conn()
 		if err := conn.Set(ctx, prefix+"{"+user+"}wait", 1, time.Minute).Err(); err != nil {
 			t.Fatal(err)
 		}
-		if n, err := conn.Wait(ctx, 1, 5*time.Second).Result(); err != nil || n != 1 {
-			t.Fatalf("WAIT on %s: %d replicas acknowledged (%v), want 1", addr, n, err)
+		if n, err := conn.Wait(ctx, len(replicas), 5*time.Second).Result(); err != nil || n != int64(len(replicas)) {
+			t.Fatalf("WAIT on %s: %d replicas acknowledged (%v), want %d", addr, n, err, len(replicas))
+		}
+		state, err := conn.Get(ctx, stateKey).Result()
+		if err != nil {
+			t.Fatalf("state on master %s: %v", addr, err)
 		}
 		_ = conn.Close()
 		_ = mc.Close()
+		// Whichever replica is promoted holds the state: read it on each (READONLY). A replica
+		// that acknowledged the offset but holds other data is the harness's fault, not the
+		// store's: say so here rather than as a lost decision.
+		for _, r := range replicas {
+			if got := readOnReplica(t, r, stateKey); got != state {
+				t.Fatalf("replica %s of %s (WAIT acknowledged) holds state %q, master %q", r, addr, got, state)
+			}
+		}
 		cl.Kill(addr)
 		start := time.Now()
 		before := st.Counters().Decided
@@ -188,4 +200,56 @@ func TestRealCluster(t *testing.T) {
 			t.Fatalf("user admitted %d in all, want exactly %d (the promoted replica has the state)", total, limit)
 		}
 	})
+}
+
+// shardOf returns the master serving key's slot and its replicas as that master lists them
+// (CLUSTER REPLICAS, which unlike CLUSTER SLOTS includes replicas still in their first sync); it
+// fails the test when the master has no replica.
+func shardOf(t *testing.T, cc *redis.ClusterClient, key string) (master string, replicas []string) {
+	t.Helper()
+	ctx := context.Background()
+	m, err := cc.MasterForKey(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := m.Do(ctx, "CLUSTER", "MYID").Text()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines, err := m.Do(ctx, "CLUSTER", "REPLICAS", id).StringSlice()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range lines {
+		// <id> <ip:port@cport[,hostname]> <flags> ...
+		f := strings.Fields(l)
+		if len(f) < 2 {
+			t.Fatalf("CLUSTER REPLICAS on %s: %q", m.Options().Addr, l)
+		}
+		addr, _, _ := strings.Cut(f[1], "@")
+		replicas = append(replicas, addr)
+	}
+	master = m.Options().Addr
+	if len(replicas) == 0 {
+		t.Fatalf("master %s of %q has no replica: %q", master, key, lines)
+	}
+	return master, replicas
+}
+
+// readOnReplica reads key's string value on the replica at addr (READONLY), "" when absent.
+func readOnReplica(t *testing.T, addr, key string) string {
+	t.Helper()
+	ctx := context.Background()
+	c := redis.NewClient(&redis.Options{Addr: addr})
+	defer func() { _ = c.Close() }()
+	conn := c.Conn()
+	defer func() { _ = conn.Close() }()
+	if err := conn.ReadOnly(ctx).Err(); err != nil {
+		t.Fatalf("READONLY on %s: %v", addr, err)
+	}
+	v, err := conn.Get(ctx, key).Result()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		t.Fatalf("GET on replica %s: %v", addr, err)
+	}
+	return v
 }
