@@ -58,7 +58,11 @@ func StartCluster(t testing.TB, masters, replicas int) *Cluster {
 		cmd := exec.Command("redis-server", "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
 			"--cluster-enabled", "yes", "--cluster-config-file", filepath.Join(dir, "nodes.conf"),
 			"--cluster-node-timeout", "1000", "--dir", dir, "--save", "", "--appendonly", "no",
-			"--protected-mode", "no", "--loglevel", "warning")
+			"--protected-mode", "no", "--loglevel", "warning",
+			// A replica's first sync starts at once, not after Redis's default 5 s wait for
+			// more replicas to join one transfer (each master here has its replicas from the
+			// start): a test that WAITs for replication is not left a second of its timeout.
+			"--repl-diskless-sync-delay", "0")
 		cmd.Stdout, cmd.Stderr = nil, nil // the null device: no copying goroutine outlives a kill
 		if err := cmd.Start(); err != nil {
 			t.Fatalf("redistest: start redis-server: %v", err)
