@@ -153,6 +153,7 @@ func newMemoryStore(maxKeys, maxShards int) (*MemoryStore, error) {
 // MaxKeys returns the cap on tracked states. The store never holds more.
 func (s *MemoryStore) MaxKeys() int { return s.perShard * len(s.shards) }
 
+// scope returns the scope c.Scope names, creating it at its first check.
 func (s *MemoryStore) scope(c *StoreCheck) *memScope {
 	t := s.scopes.Load()
 	if t.byName != nil {
@@ -328,20 +329,15 @@ func (s *MemoryStore) AppendApply(ctx context.Context, dst []StoreDecision, now 
 	return dst, nil
 }
 
-// applyKey is Apply of the one check c for key, given as a string or as bytes (c.Key is
-// ignored): it sets c.Key to the store's copy of the key, which a key given as bytes allocates
-// only when the key is new. It allocates nothing else.
-func applyKey[K string | []byte](s *MemoryStore, ctx context.Context, now time.Time, c *StoreCheck, key K, out *StoreDecision) error {
+// applyKey is Apply of the one check c for key, given as a string or as bytes, in the scope sc
+// that c.Scope names (see scopeOf); c.Key is ignored. The caller (the Limiter) has checked the
+// context and built a valid check. It sets c.Key to the store's copy of the key, which a key given
+// as bytes allocates only when the key is new, and allocates nothing else. It returns the key's
+// hash before its scope is mixed in, which the Limiter uses to pick a counter stripe.
+func applyKey[K string | []byte](s *MemoryStore, now time.Time, sc *memScope, c *StoreCheck, key K, out *StoreDecision) (uint64, error) {
 	if s.closed.Load() {
-		return ErrClosed
+		return 0, ErrClosed
 	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if c.N < 1 || c.Algorithm == nil {
-		return fmt.Errorf("%w: rule %q: N=%d, algorithm set: %t", ErrInvalidCheck, c.Rule, c.N, c.Algorithm != nil)
-	}
-	sc := s.scope(c)
 	var h uint64
 	switch k := any(key).(type) {
 	case string:
@@ -350,7 +346,7 @@ func applyKey[K string | []byte](s *MemoryStore, ctx context.Context, now time.T
 		h = maphash.Bytes(s.seed, k)
 	}
 	c.Key = applyOne(s, sc, s.keyHash(sc, h), key, c, now, out)
-	return nil
+	return h, nil
 }
 
 // applyOne decides the valid check c alone, for key of hash h (c.Key is not read) in scope sc,
