@@ -232,7 +232,11 @@ func (l *Limiter) decideOne(ctx context.Context, r *http.Request, now time.Time,
 // from the context (one already done decides nothing), from the Store, and from an unknown rule
 // name ([ErrUnknownRule]). With the memory store it allocates nothing. It is safe for
 // concurrent use.
-func (l *Limiter) DecideKey(ctx context.Context, rule, key string) (RuleResult, error) {
+//
+// (The result is named so that it is filled where the caller receives it: a RuleResult built in
+// a local and returned would be copied right after it was written, which stalls; see
+// algorithm.Take.)
+func (l *Limiter) DecideKey(ctx context.Context, rule, key string) (rr RuleResult, err error) {
 	if l.closed.Load() {
 		return RuleResult{}, ErrClosed
 	}
@@ -257,9 +261,8 @@ func (l *Limiter) DecideKey(ctx context.Context, rule, key string) (RuleResult, 
 		return RuleResult{}, err
 	}
 	var (
-		sd  StoreDecision
-		h   uint64
-		err error
+		sd StoreDecision
+		h  uint64
 	)
 	if l.mem != nil {
 		h, err = applyKey(l.mem, now, q.memScope(l.mem, &check), &check, key, &sd)
@@ -273,7 +276,6 @@ func (l *Limiter) DecideKey(ctx context.Context, rule, key string) (RuleResult, 
 	if err != nil {
 		return RuleResult{}, err
 	}
-	var rr RuleResult
 	c.result(q, &check, &sd, &rr)
 	l.stats.record(c.counters, h, rr.Allowed || rr.Shadowed, &rr)
 	return rr, nil

@@ -370,6 +370,15 @@ func applyOne[K string | []byte](s *MemoryStore, sc *memScope, h uint64, key K, 
 		s.overflowed.Add(1)
 	}
 	d := &out.Decision
+	if c.Publish == nil && c.MaxDelay <= 0 && !c.CountDenied {
+		// Nothing to decide between Decide and Commit: one pass over the state.
+		algorithm.Take(c.Algorithm, st, now, c.N, d)
+		release(s, sh, e)
+		// Copied after the unlock, whose atomic instruction has written the Decision's fields to
+		// the cache: a copy while they were still in flight would stall (see algorithm.Take).
+		out.Published, out.Committed = *d, d.Allowed
+		return their
+	}
 	*d = c.Algorithm.Decide(st, now, c.N)
 	if d.Allowed && c.MaxDelay > 0 && d.Delay > c.MaxDelay {
 		*d = algorithm.Decision{Limit: d.Limit, ResetAfter: d.ResetAfter, RetryAfter: d.Delay - c.MaxDelay}
@@ -392,13 +401,18 @@ func applyOne[K string | []byte](s *MemoryStore, sc *memScope, h uint64, key K, 
 			out.Published = c.Publish.Decide(st, now, c.N)
 		}
 	}
+	release(s, sh, e)
+	return their
+}
+
+// release unlocks what applyOne locked for entry e of shard sh (nil: the overflow state).
+func release(s *MemoryStore, sh *memShard, e *memEntry) {
 	if e != nil {
 		e.pinned = false
 	} else {
 		s.overflowMu.Unlock()
 	}
 	sh.mu.Unlock()
-	return their
 }
 
 // entry returns the pinned entry for key (of hash h) in scope sc, creating it when the shard has

@@ -93,8 +93,22 @@ func (r *ring) total(i int) uint64 {
 }
 
 // search returns the smallest i in [lo, r.n) with !before(i), or r.n; before must be monotone.
+//
+// It gallops from lo (probing lo, lo+1, lo+3, lo+7, ...) before it bisects what is left, so it
+// costs O(log(i-lo)) probes, the first of them next to lo. The answers sought lie near the oldest
+// entries (those that just left the window, or that must leave for a retry), while a busy key's
+// ring can hold millions of entries: bisecting all of it would reach memory the caches do not hold
+// at nearly every probe.
 func (r *ring) search(lo int, before func(int) bool) int {
 	hi := r.n
+	for step := 1; lo < hi; step *= 2 {
+		p := min(lo+step-1, hi-1)
+		if !before(p) {
+			hi = p
+			break
+		}
+		lo = p + 1
+	}
 	for lo < hi {
 		mid := int(uint(lo+hi) >> 1)
 		if before(mid) {
@@ -121,16 +135,22 @@ func (l *slidingLog) view(s *State, now int64) (r ring, t int64, expired int, in
 }
 
 // Decide reports whether n more requests fit in the window ending at now, without changing s.
-func (l *slidingLog) Decide(s *State, now time.Time, n int64) Decision {
-	n = atLeastOne(n)
+func (l *slidingLog) Decide(s *State, now time.Time, n int64) (dec Decision) {
 	t := nanos(now)
 	r, at, expired, inWindow := l.view(s, t)
-	dec := Decision{Limit: l.limit}
+	l.decideAt(&dec, &r, t, at, expired, inWindow, atLeastOne(n))
+	return dec
+}
+
+// decideAt decides into dec, a zero Decision, n >= 1 requests at t given the view of the ring r at
+// the effective time at (see view, and bucket.decideAt for why into a pointer).
+func (l *slidingLog) decideAt(dec *Decision, r *ring, t, at int64, expired int, inWindow, n int64) {
+	dec.Limit = l.limit
 	if n <= l.limit && inWindow <= l.limit-n {
 		dec.Allowed = true
 		dec.Remaining = l.limit - inWindow - n
 		dec.ResetAfter = until(addSat(at, l.window), t)
-		return dec
+		return
 	}
 	dec.Remaining = max(0, l.limit-inWindow)
 	if inWindow > 0 {
@@ -138,7 +158,7 @@ func (l *slidingLog) Decide(s *State, now time.Time, n int64) Decision {
 	}
 	if n > l.limit {
 		dec.RetryAfter = Never
-		return dec
+		return
 	}
 	// The oldest entries holding at least inWindow+n-limit requests must leave; the last of them
 	// leaves at its time + Window.
@@ -147,14 +167,31 @@ func (l *slidingLog) Decide(s *State, now time.Time, n int64) Decision {
 	j := r.search(expired, func(i int) bool { return r.total(i+1)-from < need })
 	j = min(j, r.n-1) // only a corrupted State can miss
 	dec.RetryAfter = until(addSat(r.time(j), l.window), t)
-	return dec
 }
 
 // Commit logs n requests admitted at now into s, forgetting entries that left the window.
 func (l *slidingLog) Commit(s *State, now time.Time, n int64) {
 	r, at, expired, _ := l.view(s, nanos(now))
+	l.commitAt(s, &r, at, expired, atLeastOne(n))
+}
+
+// take is Take into dec, a zero Decision: Decide and, when allowed, Commit, on one view of the
+// ring.
+func (l *slidingLog) take(dec *Decision, s *State, now time.Time, n int64) {
+	t := nanos(now)
+	n = atLeastOne(n)
+	r, at, expired, inWindow := l.view(s, t)
+	l.decideAt(dec, &r, t, at, expired, inWindow, n)
+	if dec.Allowed {
+		l.commitAt(s, &r, at, expired, n)
+	}
+}
+
+// commitAt logs n >= 1 requests at the effective time at into s, whose ring r has expired entries
+// that left the window (see view).
+func (l *slidingLog) commitAt(s *State, r *ring, at int64, expired int, n int64) {
 	r.drop(expired)
-	total := r.total(r.n) + uint64(atLeastOne(n))
+	total := r.total(r.n) + uint64(n)
 	if r.n > 0 && r.time(r.n-1) == at {
 		r.log[r.slot(r.n-1)+1] = int64(total) // same instant: one entry
 		r.store(s)
