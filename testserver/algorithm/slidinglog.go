@@ -54,17 +54,23 @@ type ring struct {
 	base uint64  // running total before the oldest entry
 }
 
-// ringOf returns the ring stored in s.
-func ringOf(s *State) ring {
-	size := len(s.Log) / 2
-	if size == 0 {
-		return ring{log: s.Log, base: uint64(s.C)}
+// load sets r to the ring stored in s. (The ring is loaded in place, as Decisions are decided in
+// place: see bucket.decideAt.)
+func (r *ring) load(s *State) {
+	r.log, r.base = s.Log, uint64(s.C)
+	r.size = len(s.Log) / 2
+	if r.size == 0 {
+		r.head, r.n = 0, 0
+		return
 	}
-	head := s.Head % size
-	if head < 0 {
-		head += size
+	r.head = s.Head
+	if uint(r.head) >= uint(r.size) { // only a corrupted State: no division on the common path
+		r.head %= r.size
+		if r.head < 0 {
+			r.head += r.size
+		}
 	}
-	return ring{log: s.Log, size: size, head: head, n: int(min(max(s.B, 0), int64(size))), base: uint64(s.C)}
+	r.n = int(min(max(s.B, 0), int64(r.size)))
 }
 
 // store writes r back into s.
@@ -120,24 +126,25 @@ func (r *ring) search(lo int, before func(int) bool) int {
 	return lo
 }
 
-// view returns the ring in s, the effective time for now (the newest entry's time for a late
-// caller), how many of the oldest entries have left the window (t-Window, t], and how many
-// requests the entries still in it hold.
-func (l *slidingLog) view(s *State, now int64) (r ring, t int64, expired int, inWindow int64) {
-	r = ringOf(s)
+// view loads the ring in s into r and returns the effective time for now (the newest entry's time
+// for a late caller), how many of the oldest entries have left the window (t-Window, t], and how
+// many requests the entries still in it hold.
+func (l *slidingLog) view(r *ring, s *State, now int64) (t int64, expired int, inWindow int64) {
+	r.load(s)
 	t = now
 	if r.n > 0 {
 		t = max(t, r.time(r.n-1))
 	}
 	cutoff := t - l.window // t >= 0 and window > 0: no overflow
 	expired = r.search(0, func(i int) bool { return r.time(i) <= cutoff })
-	return r, t, expired, int64(min(r.total(r.n)-r.total(expired), 1<<63-1))
+	return t, expired, int64(min(r.total(r.n)-r.total(expired), 1<<63-1))
 }
 
 // Decide reports whether n more requests fit in the window ending at now, without changing s.
 func (l *slidingLog) Decide(s *State, now time.Time, n int64) (dec Decision) {
 	t := nanos(now)
-	r, at, expired, inWindow := l.view(s, t)
+	var r ring
+	at, expired, inWindow := l.view(&r, s, t)
 	l.decideAt(&dec, &r, t, at, expired, inWindow, atLeastOne(n))
 	return dec
 }
@@ -171,7 +178,8 @@ func (l *slidingLog) decideAt(dec *Decision, r *ring, t, at int64, expired int, 
 
 // Commit logs n requests admitted at now into s, forgetting entries that left the window.
 func (l *slidingLog) Commit(s *State, now time.Time, n int64) {
-	r, at, expired, _ := l.view(s, nanos(now))
+	var r ring
+	at, expired, _ := l.view(&r, s, nanos(now))
 	l.commitAt(s, &r, at, expired, atLeastOne(n))
 }
 
@@ -180,7 +188,8 @@ func (l *slidingLog) Commit(s *State, now time.Time, n int64) {
 func (l *slidingLog) take(dec *Decision, s *State, now time.Time, n int64) {
 	t := nanos(now)
 	n = atLeastOne(n)
-	r, at, expired, inWindow := l.view(s, t)
+	var r ring
+	at, expired, inWindow := l.view(&r, s, t)
 	l.decideAt(dec, &r, t, at, expired, inWindow, n)
 	if dec.Allowed {
 		l.commitAt(s, &r, at, expired, n)
@@ -241,6 +250,7 @@ func (r *ring) grow(size int) {
 
 // Idle reports whether no request of s is in the window ending at now (or later).
 func (l *slidingLog) Idle(s *State, now time.Time) bool {
-	_, _, _, inWindow := l.view(s, nanos(now))
+	var r ring
+	_, _, inWindow := l.view(&r, s, nanos(now))
 	return inWindow == 0
 }
