@@ -101,10 +101,12 @@ func (l *Limiter) load() int64 {
 // requests (a request without URL matches only rules without a path prefix).
 func (l *Limiter) Decide(r *http.Request) (Result, error) {
 	now := l.cfg.clock()
-	return l.decide(r, now)
+	return l.decide(r, now, nil)
 }
 
-func (l *Limiter) decide(r *http.Request, now time.Time) (Result, error) {
+// decide is Decide at now. The result's Rules take buf's place when it has room (the middleware
+// keeps them on its stack); otherwise they are allocated.
+func (l *Limiter) decide(r *http.Request, now time.Time, buf []RuleResult) (Result, error) {
 	if l.closed.Load() {
 		return Result{}, ErrClosed
 	}
@@ -115,7 +117,7 @@ func (l *Limiter) decide(r *http.Request, now time.Time) (Result, error) {
 	rules := *l.rules.Load()
 	if l.mem != nil {
 		if c, ok := onlyMatch(rules, r); ok && c != nil && !c.key.global && c.key.fn == nil {
-			return l.decideOne(ctx, r, now, c)
+			return l.decideOne(ctx, r, now, c, buf)
 		}
 	}
 	// A request matches a few rules: their bookkeeping stays on the stack.
@@ -149,7 +151,7 @@ func (l *Limiter) decide(r *http.Request, now time.Time) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	res := Result{Allowed: true, Rules: make([]RuleResult, len(checks))}
+	res := Result{Allowed: true, Rules: ruleResults(buf, len(checks))}
 	for i, c := range matched {
 		rr := &res.Rules[i]
 		c.result(quotas[i], &checks[i], &decisions[i], rr)
@@ -173,6 +175,16 @@ func (l *Limiter) decide(r *http.Request, now time.Time) (Result, error) {
 	return res, nil
 }
 
+// ruleResults returns n zero RuleResults: buf's first n when it has room, else new ones.
+func ruleResults(buf []RuleResult, n int) []RuleResult {
+	if cap(buf) < n {
+		return make([]RuleResult, n)
+	}
+	buf = buf[:n]
+	clear(buf)
+	return buf
+}
+
 // onlyMatch returns the one rule r matches; ok is false when r matches more than one.
 func onlyMatch(rules []*compiledRule, r *http.Request) (only *compiledRule, ok bool) {
 	for _, c := range rules {
@@ -189,12 +201,12 @@ func onlyMatch(rules []*compiledRule, r *http.Request) (only *compiledRule, ok b
 // decideOne is decide for a request that matches rule c alone, on the memory store: the key is
 // built on the stack and the store hands back its own copy, so that a known key costs no
 // allocation.
-func (l *Limiter) decideOne(ctx context.Context, r *http.Request, now time.Time, c *compiledRule) (Result, error) {
+func (l *Limiter) decideOne(ctx context.Context, r *http.Request, now time.Time, c *compiledRule, buf []RuleResult) (Result, error) {
 	var (
-		buf    [128]byte
+		keyBuf [128]byte
 		endBuf [4]int
 	)
-	key, ends := c.key.appendKey(buf[:0], endBuf[:0], r, &l.cfg.ips)
+	key, ends := c.key.appendKey(keyBuf[:0], endBuf[:0], r, &l.cfg.ips)
 	q := c.quotaOfParts(key, ends)
 	load := inFlightOnce{l: l}
 	var check StoreCheck
@@ -206,7 +218,7 @@ func (l *Limiter) decideOne(ctx context.Context, r *http.Request, now time.Time,
 	if err != nil {
 		return Result{}, err
 	}
-	res := Result{Allowed: true, Rules: make([]RuleResult, 1)}
+	res := Result{Allowed: true, Rules: ruleResults(buf, 1)}
 	rr := &res.Rules[0]
 	c.result(q, &check, &sd, rr)
 	if !rr.Allowed {
