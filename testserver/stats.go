@@ -87,12 +87,16 @@ type stripedInt64 struct {
 	_ [56]byte
 }
 
-// ruleCounters are a rule's Counters, striped (see counterStripes).
+// ruleCounters are a rule's Counters, striped (see counterStripes), and the counters of its keys.
 type ruleCounters struct {
 	stripes [counterStripes]struct {
 		keyCounters
 		_ [64 - 5*8]byte
 	}
+	// keys maps a key to its *keyCounters, for the first keys the table has room for. (A map per
+	// rule keyed by the key string hashes much faster than one map keyed by (rule, key) pairs,
+	// which Go hashes field by field through their type.)
+	keys sync.Map
 }
 
 // count counts a decision of key hash h.
@@ -113,17 +117,13 @@ func (c *ruleCounters) load() Counters {
 	return sum
 }
 
-// statKey names one key's counters.
-type statKey struct{ rule, key string }
-
 // statsTable holds the counters. Recording a decision takes no lock: rule counters are reached
 // through the compiled rule, key counters through a concurrent map; only adding a rule or one of
 // the first maxKeys keys locks.
 type statsTable struct {
-	mu      sync.Mutex // serialises additions to rules and keys
-	rules   sync.Map   // rule name -> *ruleCounters
-	keys    sync.Map   // statKey -> *keyCounters
-	nkeys   atomic.Int64
+	mu      sync.Mutex   // serialises additions to rules and keys
+	rules   sync.Map     // rule name -> *ruleCounters
+	nkeys   atomic.Int64 // keys in all the rules' key maps
 	maxKeys int64
 	// untracked counts the decisions on keys beyond the first maxKeys (maxKeys > 0), striped as
 	// the rule counters are.
@@ -161,8 +161,7 @@ func (t *statsTable) record(rc *ruleCounters, h uint64, admitted bool, rr *RuleR
 		// each decision once, saving an atomic add here.
 		return
 	}
-	id := statKey{rr.Rule, rr.Key}
-	if kc, ok := t.keys.Load(id); ok {
+	if kc, ok := rc.keys.Load(rr.Key); ok {
 		kc.(*keyCounters).count(admitted, rr)
 		return
 	}
@@ -177,7 +176,7 @@ func (t *statsTable) record(rc *ruleCounters, h uint64, admitted bool, rr *RuleR
 		t.untracked[h%counterStripes].Add(1)
 		return
 	}
-	kc, loaded := t.keys.LoadOrStore(id, &keyCounters{})
+	kc, loaded := rc.keys.LoadOrStore(rr.Key, &keyCounters{})
 	if !loaded {
 		t.nkeys.Add(1)
 	}
@@ -191,12 +190,26 @@ func (t *statsTable) snapshot(store StoreStats) Stats {
 		s.UntrackedKeys += t.untracked[i].Load()
 	}
 	t.rules.Range(func(name, c any) bool {
-		rc := c.(*ruleCounters).load()
-		s.Rules[name.(string)] = rc
+		rule := name.(string)
+		rc := c.(*ruleCounters)
+		sum := rc.load()
+		s.Rules[rule] = sum
 		if t.maxKeys == 0 {
 			// Every decision was untracked, and each counted one of these (see record).
-			s.UntrackedKeys += rc.Allowed + rc.Denied + rc.Shadowed + rc.Blocked
+			s.UntrackedKeys += sum.Allowed + sum.Denied + sum.Shadowed + sum.Blocked
 		}
+		rc.keys.Range(func(key, kc any) bool {
+			if s.Keys == nil {
+				s.Keys = map[string]map[string]Counters{}
+			}
+			km := s.Keys[rule]
+			if km == nil {
+				km = map[string]Counters{}
+				s.Keys[rule] = km
+			}
+			km[key.(string)] = kc.(*keyCounters).load()
+			return true
+		})
 		return true
 	})
 	for name, n := range store.RuleEvictions {
@@ -209,19 +222,6 @@ func (t *statsTable) snapshot(store StoreStats) Stats {
 		c.Overflowed = n
 		s.Rules[name] = c
 	}
-	t.keys.Range(func(k, c any) bool {
-		id := k.(statKey)
-		if s.Keys == nil {
-			s.Keys = map[string]map[string]Counters{}
-		}
-		km := s.Keys[id.rule]
-		if km == nil {
-			km = map[string]Counters{}
-			s.Keys[id.rule] = km
-		}
-		km[id.key] = c.(*keyCounters).load()
-		return true
-	})
 	s.Store.RuleEvictions = maps.Clone(store.RuleEvictions)
 	s.Store.RuleOverflowed = maps.Clone(store.RuleOverflowed)
 	return s
