@@ -97,8 +97,7 @@ type memKey struct {
 // memEntry is one tracked state.
 type memEntry struct {
 	id    memKey
-	hash  uint64    // keyHash(id)
-	same  *memEntry // the next entry whose hash is equal (a collision chain, almost always nil)
+	hash  uint64 // keyHash(id)
 	state algorithm.State
 	slot  int // index in the shard's slots
 	// pinned marks the entries of the Apply in progress: it does not evict them.
@@ -107,10 +106,9 @@ type memEntry struct {
 
 type memShard struct {
 	mu sync.Mutex
-	// m indexes the entries by keyHash; entries of equal hash are chained through same. A
-	// uint64 key is hashed by the map at the cost of a multiply, where a (scope, key) pair would
-	// have its string hashed a second time.
-	m map[uint64]*memEntry
+	// index finds the entries by keyHash (computed once per decision: a map keyed by the
+	// (scope, key) pair would hash the key's string again).
+	index keyIndex
 	// slots holds every entry, for the sweep that looks for idle states; hand is where the next
 	// sweep starts.
 	slots []*memEntry
@@ -142,9 +140,6 @@ func newMemoryStore(maxKeys, maxShards int) (*MemoryStore, error) {
 		shift:    uint(64 - bits.TrailingZeros(uint(n))),
 		perShard: maxKeys / n,
 		hashBits: ^uint64(0),
-	}
-	for i := range s.shards {
-		s.shards[i].m = map[uint64]*memEntry{}
 	}
 	s.scopes.Store(&scopeTable{})
 	return s, nil
@@ -419,11 +414,13 @@ func release(s *MemoryStore, sh *memShard, e *memEntry) {
 // room or an idle state to replace; it returns nil when the key cannot be tracked (the shard is
 // full of busy or pinned states). The shard must be locked.
 func entry[K string | []byte](s *MemoryStore, sh *memShard, sc *memScope, h uint64, key K, now time.Time) *memEntry {
-	head := sh.m[h]
-	for e := head; e != nil; e = e.same {
-		if e.id.scope == sc && e.id.key == string(key) {
-			e.pinned = true
-			return e
+	if slots := sh.index.slots; len(slots) > 0 {
+		mask := sh.index.mask()
+		for i := h & mask; slots[i].entry != nil; i = (i + 1) & mask {
+			if e := slots[i].entry; slots[i].hash == h && e.id.scope == sc && e.id.key == string(key) {
+				e.pinned = true
+				return e
+			}
 		}
 	}
 	var e *memEntry
@@ -436,37 +433,16 @@ func entry[K string | []byte](s *MemoryStore, sh *memShard, sc *memScope, h uint
 		if victim == nil {
 			return nil
 		}
-		sh.unindex(victim)
-		if victim.hash == h {
-			head = sh.m[h]
-		}
+		sh.index.remove(victim)
 		s.evictions.Add(1)
 		victim.id.scope.evictions.Add(1)
 		// The victim's place and memory go to the new key.
 		*victim = memEntry{id: id, hash: h, slot: victim.slot}
 		e = victim
 	}
-	e.same = head
-	sh.m[h] = e
+	sh.index.insert(e)
 	e.pinned = true
 	return e
-}
-
-// unindex removes e from sh.m (not from sh.slots).
-func (sh *memShard) unindex(e *memEntry) {
-	p := sh.m[e.hash]
-	if p == e {
-		if e.same == nil {
-			delete(sh.m, e.hash)
-		} else {
-			sh.m[e.hash] = e.same
-		}
-		return
-	}
-	for p.same != e {
-		p = p.same
-	}
-	p.same = e.same
 }
 
 // idleSlot sweeps at most evictScan entries of the full shard sh from its hand on and returns the
@@ -527,7 +503,7 @@ func (s *MemoryStore) Close() error {
 	for i := range s.shards {
 		sh := &s.shards[i]
 		sh.mu.Lock()
-		clear(sh.m)
+		sh.index.reset()
 		clear(sh.slots)
 		sh.slots = nil
 		sh.mu.Unlock()
