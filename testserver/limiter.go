@@ -170,7 +170,7 @@ func (l *Limiter) decide(r *http.Request, now time.Time, buf []RuleResult) (Resu
 		}
 	}
 	for i, c := range matched {
-		l.stats.record(c.counters, stripeOf(res.Rules[i].Key), res.Allowed, &res.Rules[i])
+		l.stats.record(c.counters, stripeHash(res.Rules[i].Key), res.Allowed, &res.Rules[i])
 	}
 	return res, nil
 }
@@ -283,7 +283,7 @@ func (l *Limiter) DecideKey(ctx context.Context, rule, key string) (rr RuleResul
 		if ds, err = l.store.Apply(ctx, now, []StoreCheck{check}); err == nil {
 			sd = ds[0]
 		}
-		h = stripeOf(key)
+		h = stripeHash(key)
 	}
 	if err != nil {
 		return RuleResult{}, err

@@ -328,7 +328,7 @@ func (s *MemoryStore) AppendApply(ctx context.Context, dst []StoreDecision, now 
 // that c.Scope names (see scopeOf); c.Key is ignored. The caller (the Limiter) has checked the
 // context and built a valid check. It sets c.Key to the store's copy of the key, which a key given
 // as bytes allocates only when the key is new, and allocates nothing else. It returns the key's
-// hash before its scope is mixed in, which the Limiter uses to pick a counter stripe.
+// hash (keyHash), whose top bits pick its shard, for the Limiter to pick a counter stripe.
 func applyKey[K string | []byte](s *MemoryStore, now time.Time, sc *memScope, c *StoreCheck, key K, out *StoreDecision) (uint64, error) {
 	if s.closed.Load() {
 		return 0, ErrClosed
@@ -340,7 +340,8 @@ func applyKey[K string | []byte](s *MemoryStore, now time.Time, sc *memScope, c 
 	case []byte:
 		h = maphash.Bytes(s.seed, k)
 	}
-	c.Key = applyOne(s, sc, s.keyHash(sc, h), key, c, now, out)
+	h = s.keyHash(sc, h)
+	c.Key = applyOne(s, sc, h, key, c, now, out)
 	return h, nil
 }
 

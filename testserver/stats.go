@@ -3,6 +3,7 @@ package testserver
 import (
 	"hash/maphash"
 	"maps"
+	"math/bits"
 	"sync"
 	"sync/atomic"
 )
@@ -73,13 +74,18 @@ func (c *keyCounters) load() Counters {
 	}
 }
 
-// counterStripes is how many copies of a rule's counters its decisions are spread over, by key
-// hash. Counting is an atomic add, and when every core adds to one cache line each add first waits
-// for the line to come from the core that added last (50 to 100 ns on the 2-core development VM,
-// as much as the rest of a decision). With one copy per stripe, each on its own cache line, two
-// cores deciding for different keys meet on one decision in counterStripes; 16 stripes cost 1 KiB
-// per rule.
-const counterStripes = 16
+// counterStripes is how many copies of a rule's counters its decisions are spread over, picked by
+// the top bits of the key's hash (stripe). Counting is an atomic add, and when every core adds to
+// one cache line each add first waits for the line to come from the core that added last (50 to
+// 100 ns on the 2-core development VM, as much as the rest of a decision). With one copy per
+// stripe, each on its own cache line, cores deciding for different keys rarely meet. It equals the
+// memory store's most shards, and the store hands over the hash whose top bits pick a key's shard:
+// keys of different shards, which take different locks, then never share a stripe either. 64
+// stripes cost 4 KiB per rule.
+const counterStripes = maxMemShards
+
+// stripe returns the counter stripe of a key of hash h.
+func stripe(h uint64) uint64 { return h >> (64 - bits.TrailingZeros(counterStripes)) }
 
 // stripedInt64 is an atomic counter on a cache line of its own.
 type stripedInt64 struct {
@@ -101,7 +107,7 @@ type ruleCounters struct {
 
 // count counts a decision of key hash h.
 func (c *ruleCounters) count(h uint64, admitted bool, rr *RuleResult) {
-	c.stripes[h%counterStripes].count(admitted, rr)
+	c.stripes[stripe(h)].count(admitted, rr)
 }
 
 func (c *ruleCounters) load() Counters {
@@ -149,11 +155,11 @@ func (t *statsTable) addRule(name string) *ruleCounters {
 // key already.
 var statsSeed = maphash.MakeSeed()
 
-// stripeOf returns the hash of key that picks its counter stripe.
-func stripeOf(key string) uint64 { return maphash.String(statsSeed, key) }
+// stripeHash returns a hash of key whose top bits pick its counter stripe (see stripe).
+func stripeHash(key string) uint64 { return maphash.String(statsSeed, key) }
 
-// record counts one rule's part rr of a decision, whose key hashes to h (any hash of rr.Key: it
-// picks the counter stripe): in rc, the rule's counters, and in its key's.
+// record counts one rule's part rr of a decision, whose key hashes to h (a uniform hash of rr.Key
+// whose top bits pick the counter stripe): in rc, the rule's counters, and in its key's.
 func (t *statsTable) record(rc *ruleCounters, h uint64, admitted bool, rr *RuleResult) {
 	rc.count(h, admitted, rr)
 	if t.maxKeys == 0 {
@@ -167,13 +173,13 @@ func (t *statsTable) record(rc *ruleCounters, h uint64, admitted bool, rr *RuleR
 	}
 	if t.nkeys.Load() >= t.maxKeys {
 		// The table is full: only the keys already in it are counted individually.
-		t.untracked[h%counterStripes].Add(1)
+		t.untracked[stripe(h)].Add(1)
 		return
 	}
 	t.mu.Lock()
 	if t.nkeys.Load() >= t.maxKeys {
 		t.mu.Unlock()
-		t.untracked[h%counterStripes].Add(1)
+		t.untracked[stripe(h)].Add(1)
 		return
 	}
 	kc, loaded := rc.keys.LoadOrStore(rr.Key, &keyCounters{})
