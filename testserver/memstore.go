@@ -325,7 +325,7 @@ func (s *MemoryStore) AppendApply(ctx context.Context, dst []StoreDecision, now 
 }
 
 // applyKey is Apply of the one check c for key, given as a string or as bytes, in the scope sc
-// that c.Scope names (see scopeOf); c.Key is ignored. The caller (the Limiter) has checked the
+// that c.Scope names (algSet.memScope); c.Key is ignored. The caller (the Limiter) has checked the
 // context and built a valid check. It sets c.Key to the store's copy of the key, which a key given
 // as bytes allocates only when the key is new, and allocates nothing else. It returns the key's
 // hash (keyHash), whose top bits pick its shard, for the Limiter to pick a counter stripe.
