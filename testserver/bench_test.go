@@ -51,20 +51,24 @@ func BenchmarkMiddleware(b *testing.B) {
 // benchKeys is the number of keys the store holds in BenchmarkDecideKey: the default cap.
 const benchKeys = DefaultMaxKeys
 
-// benchLimit returns the limit per second of BenchmarkDecideKey's rule: high enough that every
-// decision admits (as the peers' benchmarks do), and for the sliding log, which keeps one entry
-// per admission instant in the window, small enough that a key's log stays within 64 MB (it may deny when decisions come faster).
-func benchLimit(alg string) int64 {
+// benchQuota returns the quota of BenchmarkDecideKey's rule: high enough that every decision
+// admits (as the peers' benchmarks do). The sliding log keeps an entry per admission instant in its
+// window, so its window is a millisecond, with 2^14 per millisecond (16 million a second, above
+// any rate a benchmark reaches here): a key's log then holds the last millisecond's decisions,
+// at most 256 KB, instead of a second's (millions of entries, 16 bytes each, growing for the whole
+// first second of a run).
+func benchQuota(alg string) (limit int64, window time.Duration) {
 	if alg == "sliding-log" {
-		return 1 << 22
+		return 1 << 14, time.Millisecond
 	}
-	return 1 << 40
+	return 1 << 40, time.Second
 }
 
 // benchKeyLimiter returns a limiter with one rule of algorithm alg on the real clock, its store
 // holding benchKeys keys ("user:0", "user:1", ...).
 func benchKeyLimiter(b *testing.B, alg string) (*Limiter, []string) {
-	l := mustLimiter([]Rule{{Name: "r", Key: KeyUser, Algorithm: alg, Limit: benchLimit(alg), Window: time.Second}}, WithStatsKeys(0))
+	limit, window := benchQuota(alg)
+	l := mustLimiter([]Rule{{Name: "r", Key: KeyUser, Algorithm: alg, Limit: limit, Window: window}}, WithStatsKeys(0))
 	keys := make([]string, benchKeys)
 	for i := range keys {
 		keys[i] = "user:" + strconv.Itoa(i)

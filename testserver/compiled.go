@@ -6,6 +6,7 @@ import (
 	"math"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/steadyhttp/steady/testserver/algorithm"
@@ -19,11 +20,28 @@ type algSet struct {
 	tier string
 	// base enforces and advertises Limit per Window.
 	base algorithm.Algorithm
+	// limit and window are base.Limit() and base.Window(), kept here for the decision path.
+	limit  int64
+	window time.Duration
 	// enforce is what hard, soft and shadow mode decide with: base, or base scaled up by the
 	// soft percentage.
 	enforce algorithm.Algorithm
 	// ceiling is elastic mode's quota while the server has spare capacity (nil otherwise).
 	ceiling algorithm.Algorithm
+	// mem is this quota's scope in the limiter's memory store, looked up at its first decision
+	// there (a compiled rule belongs to one limiter, and a limiter to one store), so that a
+	// decision need not find it by name.
+	mem atomic.Pointer[memScope]
+}
+
+// memScope returns q's scope in the memory store s, for check, a check of q.
+func (q *algSet) memScope(s *MemoryStore, check *StoreCheck) *memScope {
+	if sc := q.mem.Load(); sc != nil {
+		return sc
+	}
+	sc := s.scope(check)
+	q.mem.Store(sc)
+	return sc
 }
 
 // compiledRule is a validated Rule with its key deriver and algorithms.
@@ -47,7 +65,7 @@ func buildAlgorithms(r Rule, limit int64, window time.Duration, burst, ceiling i
 	if err != nil {
 		return nil, algorithmFieldErr(r.Algorithm, limit, window, burst, err)
 	}
-	s := &algSet{base: base, enforce: base}
+	s := &algSet{base: base, enforce: base, limit: base.Limit(), window: base.Window()}
 	switch r.Mode {
 	case ModeSoft:
 		soft := mulDiv(limit, 100+r.SoftPercent, 100)

@@ -38,7 +38,7 @@
 //
 // # Time
 //
-// The limiter reads time from one clock ([WithClock], default time.Now) and passes it to the
+// The limiter reads time from one clock ([WithClock], default the system clock) and passes it to the
 // algorithms, which are exact and clock-free; tests control time by injecting a clock or by
 // running inside a testing/synctest bubble.
 package testserver

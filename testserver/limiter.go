@@ -101,10 +101,12 @@ func (l *Limiter) load() int64 {
 // requests (a request without URL matches only rules without a path prefix).
 func (l *Limiter) Decide(r *http.Request) (Result, error) {
 	now := l.cfg.clock()
-	return l.decide(r, now)
+	return l.decide(r, now, nil)
 }
 
-func (l *Limiter) decide(r *http.Request, now time.Time) (Result, error) {
+// decide is Decide at now. The result's Rules take buf's place when it has room (the middleware
+// keeps them on its stack); otherwise they are allocated.
+func (l *Limiter) decide(r *http.Request, now time.Time, buf []RuleResult) (Result, error) {
 	if l.closed.Load() {
 		return Result{}, ErrClosed
 	}
@@ -115,7 +117,7 @@ func (l *Limiter) decide(r *http.Request, now time.Time) (Result, error) {
 	rules := *l.rules.Load()
 	if l.mem != nil {
 		if c, ok := onlyMatch(rules, r); ok && c != nil && !c.key.global && c.key.fn == nil {
-			return l.decideOne(ctx, r, now, c)
+			return l.decideOne(ctx, r, now, c, buf)
 		}
 	}
 	// A request matches a few rules: their bookkeeping stays on the stack.
@@ -135,14 +137,12 @@ func (l *Limiter) decide(r *http.Request, now time.Time) (Result, error) {
 		}
 		key, parts := c.key.derive(r, &l.cfg.ips, len(c.tiers) > 0)
 		q := c.quota(key, parts)
-		check, err := c.check(ctx, now, q, key, &load)
-		if err != nil {
+		checks = append(checks, StoreCheck{})
+		if err := c.check(&checks[len(checks)-1], ctx, now, q, key, c.cost(r), &load); err != nil {
 			return Result{}, err
 		}
-		check.N = c.cost(r)
 		matched = append(matched, c)
 		quotas = append(quotas, q)
-		checks = append(checks, check)
 	}
 	if len(checks) == 0 {
 		return Result{Allowed: true}, nil
@@ -151,7 +151,7 @@ func (l *Limiter) decide(r *http.Request, now time.Time) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	res := Result{Allowed: true, Rules: make([]RuleResult, len(checks))}
+	res := Result{Allowed: true, Rules: ruleResults(buf, len(checks))}
 	for i, c := range matched {
 		rr := &res.Rules[i]
 		c.result(quotas[i], &checks[i], &decisions[i], rr)
@@ -170,9 +170,19 @@ func (l *Limiter) decide(r *http.Request, now time.Time) (Result, error) {
 		}
 	}
 	for i, c := range matched {
-		l.stats.record(c.counters, res.Allowed, &res.Rules[i])
+		l.stats.record(c.counters, stripeHash(res.Rules[i].Key), res.Allowed, &res.Rules[i])
 	}
 	return res, nil
+}
+
+// ruleResults returns n zero RuleResults: buf's first n when it has room, else new ones.
+func ruleResults(buf []RuleResult, n int) []RuleResult {
+	if cap(buf) < n {
+		return make([]RuleResult, n)
+	}
+	buf = buf[:n]
+	clear(buf)
+	return buf
 }
 
 // onlyMatch returns the one rule r matches; ok is false when r matches more than one.
@@ -191,24 +201,24 @@ func onlyMatch(rules []*compiledRule, r *http.Request) (only *compiledRule, ok b
 // decideOne is decide for a request that matches rule c alone, on the memory store: the key is
 // built on the stack and the store hands back its own copy, so that a known key costs no
 // allocation.
-func (l *Limiter) decideOne(ctx context.Context, r *http.Request, now time.Time, c *compiledRule) (Result, error) {
+func (l *Limiter) decideOne(ctx context.Context, r *http.Request, now time.Time, c *compiledRule, buf []RuleResult) (Result, error) {
 	var (
-		buf    [128]byte
+		keyBuf [128]byte
 		endBuf [4]int
 	)
-	key, ends := c.key.appendKey(buf[:0], endBuf[:0], r, &l.cfg.ips)
+	key, ends := c.key.appendKey(keyBuf[:0], endBuf[:0], r, &l.cfg.ips)
 	q := c.quotaOfParts(key, ends)
 	load := inFlightOnce{l: l}
-	check, err := c.check(ctx, now, q, "", &load)
+	var check StoreCheck
+	if err := c.check(&check, ctx, now, q, "", c.cost(r), &load); err != nil {
+		return Result{}, err
+	}
+	var sd StoreDecision
+	h, err := applyKey(l.mem, now, q.memScope(l.mem, &check), &check, key, &sd)
 	if err != nil {
 		return Result{}, err
 	}
-	check.N = c.cost(r)
-	var sd StoreDecision
-	if err := applyKey(l.mem, ctx, now, &check, key, &sd); err != nil {
-		return Result{}, err
-	}
-	res := Result{Allowed: true, Rules: make([]RuleResult, 1)}
+	res := Result{Allowed: true, Rules: ruleResults(buf, 1)}
 	rr := &res.Rules[0]
 	c.result(q, &check, &sd, rr)
 	if !rr.Allowed {
@@ -221,7 +231,7 @@ func (l *Limiter) decideOne(ctx context.Context, r *http.Request, now time.Time,
 	} else {
 		res.Delay = rr.Delay
 	}
-	l.stats.record(c.counters, res.Allowed, rr)
+	l.stats.record(c.counters, h, res.Allowed, rr)
 	return res, nil
 }
 
@@ -234,7 +244,11 @@ func (l *Limiter) decideOne(ctx context.Context, r *http.Request, now time.Time,
 // from the context (one already done decides nothing), from the Store, and from an unknown rule
 // name ([ErrUnknownRule]). With the memory store it allocates nothing. It is safe for
 // concurrent use.
-func (l *Limiter) DecideKey(ctx context.Context, rule, key string) (RuleResult, error) {
+//
+// (The result is named so that it is filled where the caller receives it: a RuleResult built in
+// a local and returned would be copied right after it was written, which stalls; see
+// algorithm.Take.)
+func (l *Limiter) DecideKey(ctx context.Context, rule, key string) (rr RuleResult, err error) {
 	if l.closed.Load() {
 		return RuleResult{}, ErrClosed
 	}
@@ -254,25 +268,28 @@ func (l *Limiter) DecideKey(ctx context.Context, rule, key string) (RuleResult, 
 	now := l.cfg.clock()
 	q := c.quotaOfKey(key)
 	load := inFlightOnce{l: l}
-	check, err := c.check(ctx, now, q, key, &load)
-	if err != nil {
+	var check StoreCheck
+	if err := c.check(&check, ctx, now, q, key, 1, &load); err != nil {
 		return RuleResult{}, err
 	}
-	var sd StoreDecision
+	var (
+		sd StoreDecision
+		h  uint64
+	)
 	if l.mem != nil {
-		err = applyKey(l.mem, ctx, now, &check, key, &sd)
+		h, err = applyKey(l.mem, now, q.memScope(l.mem, &check), &check, key, &sd)
 	} else {
 		var ds []StoreDecision
 		if ds, err = l.store.Apply(ctx, now, []StoreCheck{check}); err == nil {
 			sd = ds[0]
 		}
+		h = stripeHash(key)
 	}
 	if err != nil {
 		return RuleResult{}, err
 	}
-	var rr RuleResult
 	c.result(q, &check, &sd, &rr)
-	l.stats.record(c.counters, rr.Allowed || rr.Shadowed, &rr)
+	l.stats.record(c.counters, h, rr.Allowed || rr.Shadowed, &rr)
 	return rr, nil
 }
 
@@ -299,9 +316,17 @@ func (o *inFlightOnce) get() int64 {
 	return o.n
 }
 
-// check builds the store check of one request for key under quota q of rule c.
-func (c *compiledRule) check(ctx context.Context, now time.Time, q *algSet, key string, load *inFlightOnce) (StoreCheck, error) {
-	check := StoreCheck{Rule: c.rule.Name, Scope: q.scope, Key: key, N: 1, Algorithm: q.enforce, CountDenied: c.rule.CountDenied}
+// check fills check, a zero StoreCheck, with the store check of one request of cost n for key under
+// quota q of rule c. It sets the fields one by one: building the check as a value and copying it
+// (returning it, or assigning a composite literal through a pointer) went through a temporary whose
+// copy cost a tenth of a decision.
+func (c *compiledRule) check(check *StoreCheck, ctx context.Context, now time.Time, q *algSet, key string, n int64, load *inFlightOnce) error {
+	check.Rule = c.rule.Name
+	check.Scope = q.scope
+	check.Key = key
+	check.N = n
+	check.Algorithm = q.enforce
+	check.CountDenied = c.rule.CountDenied
 	switch c.rule.Mode {
 	case ModeSoft:
 		check.Publish = q.base
@@ -318,29 +343,28 @@ func (c *compiledRule) check(ctx context.Context, now time.Time, q *algSet, key 
 		if dl, ok := ctx.Deadline(); ok {
 			left := dl.Sub(now)
 			if left <= 0 {
-				return StoreCheck{}, context.DeadlineExceeded
+				return context.DeadlineExceeded
 			}
 			check.MaxDelay = left
 		}
 	}
-	return check, nil
+	return nil
 }
 
-// result converts the store's decision on check (of quota q of rule c) into the rule's result rr.
+// result converts the store's decision on check (of quota q of rule c) into the rule's result rr,
+// which must be zero (its fields are set one by one, as check's are).
 func (c *compiledRule) result(q *algSet, check *StoreCheck, sd *StoreDecision, rr *RuleResult) {
 	d, p := &sd.Decision, &sd.Published
-	*rr = RuleResult{
-		Rule:      c.rule.Name,
-		Key:       check.Key,
-		Tier:      q.tier,
-		Mode:      c.rule.Mode,
-		Allowed:   d.Allowed,
-		Committed: sd.Committed,
-		Limit:     q.base.Limit(),
-		Window:    q.base.Window(),
-		Remaining: p.Remaining,
-		Reset:     p.ResetAfter,
-	}
+	rr.Rule = c.rule.Name
+	rr.Key = check.Key
+	rr.Tier = q.tier
+	rr.Mode = c.rule.Mode
+	rr.Allowed = d.Allowed
+	rr.Committed = sd.Committed
+	rr.Limit = q.limit
+	rr.Window = q.window
+	rr.Remaining = p.Remaining
+	rr.Reset = p.ResetAfter
 	if p.Allowed && !rr.Committed {
 		// Published figures assume the request is counted; it was not.
 		rr.Remaining += check.N

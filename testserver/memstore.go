@@ -97,8 +97,7 @@ type memKey struct {
 // memEntry is one tracked state.
 type memEntry struct {
 	id    memKey
-	hash  uint64    // keyHash(id)
-	same  *memEntry // the next entry whose hash is equal (a collision chain, almost always nil)
+	hash  uint64 // keyHash(id)
 	state algorithm.State
 	slot  int // index in the shard's slots
 	// pinned marks the entries of the Apply in progress: it does not evict them.
@@ -107,10 +106,9 @@ type memEntry struct {
 
 type memShard struct {
 	mu sync.Mutex
-	// m indexes the entries by keyHash; entries of equal hash are chained through same. A
-	// uint64 key is hashed by the map at the cost of a multiply, where a (scope, key) pair would
-	// have its string hashed a second time.
-	m map[uint64]*memEntry
+	// index finds the entries by keyHash (computed once per decision: a map keyed by the
+	// (scope, key) pair would hash the key's string again).
+	index keyIndex
 	// slots holds every entry, for the sweep that looks for idle states; hand is where the next
 	// sweep starts.
 	slots []*memEntry
@@ -143,9 +141,6 @@ func newMemoryStore(maxKeys, maxShards int) (*MemoryStore, error) {
 		perShard: maxKeys / n,
 		hashBits: ^uint64(0),
 	}
-	for i := range s.shards {
-		s.shards[i].m = map[uint64]*memEntry{}
-	}
 	s.scopes.Store(&scopeTable{})
 	return s, nil
 }
@@ -153,6 +148,7 @@ func newMemoryStore(maxKeys, maxShards int) (*MemoryStore, error) {
 // MaxKeys returns the cap on tracked states. The store never holds more.
 func (s *MemoryStore) MaxKeys() int { return s.perShard * len(s.shards) }
 
+// scope returns the scope c.Scope names, creating it at its first check.
 func (s *MemoryStore) scope(c *StoreCheck) *memScope {
 	t := s.scopes.Load()
 	if t.byName != nil {
@@ -328,20 +324,15 @@ func (s *MemoryStore) AppendApply(ctx context.Context, dst []StoreDecision, now 
 	return dst, nil
 }
 
-// applyKey is Apply of the one check c for key, given as a string or as bytes (c.Key is
-// ignored): it sets c.Key to the store's copy of the key, which a key given as bytes allocates
-// only when the key is new. It allocates nothing else.
-func applyKey[K string | []byte](s *MemoryStore, ctx context.Context, now time.Time, c *StoreCheck, key K, out *StoreDecision) error {
+// applyKey is Apply of the one check c for key, given as a string or as bytes, in the scope sc
+// that c.Scope names (algSet.memScope); c.Key is ignored. The caller (the Limiter) has checked the
+// context and built a valid check. It sets c.Key to the store's copy of the key, which a key given
+// as bytes allocates only when the key is new, and allocates nothing else. It returns the key's
+// hash (keyHash), whose top bits pick its shard, for the Limiter to pick a counter stripe.
+func applyKey[K string | []byte](s *MemoryStore, now time.Time, sc *memScope, c *StoreCheck, key K, out *StoreDecision) (uint64, error) {
 	if s.closed.Load() {
-		return ErrClosed
+		return 0, ErrClosed
 	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if c.N < 1 || c.Algorithm == nil {
-		return fmt.Errorf("%w: rule %q: N=%d, algorithm set: %t", ErrInvalidCheck, c.Rule, c.N, c.Algorithm != nil)
-	}
-	sc := s.scope(c)
 	var h uint64
 	switch k := any(key).(type) {
 	case string:
@@ -349,8 +340,9 @@ func applyKey[K string | []byte](s *MemoryStore, ctx context.Context, now time.T
 	case []byte:
 		h = maphash.Bytes(s.seed, k)
 	}
-	c.Key = applyOne(s, sc, s.keyHash(sc, h), key, c, now, out)
-	return nil
+	h = s.keyHash(sc, h)
+	c.Key = applyOne(s, sc, h, key, c, now, out)
+	return h, nil
 }
 
 // applyOne decides the valid check c alone, for key of hash h (c.Key is not read) in scope sc,
@@ -374,6 +366,15 @@ func applyOne[K string | []byte](s *MemoryStore, sc *memScope, h uint64, key K, 
 		s.overflowed.Add(1)
 	}
 	d := &out.Decision
+	if c.Publish == nil && c.MaxDelay <= 0 && !c.CountDenied {
+		// Nothing to decide between Decide and Commit: one pass over the state.
+		algorithm.Take(c.Algorithm, st, now, c.N, d)
+		release(s, sh, e)
+		// Copied after the unlock, whose atomic instruction has written the Decision's fields to
+		// the cache: a copy while they were still in flight would stall (see algorithm.Take).
+		out.Published, out.Committed = *d, d.Allowed
+		return their
+	}
 	*d = c.Algorithm.Decide(st, now, c.N)
 	if d.Allowed && c.MaxDelay > 0 && d.Delay > c.MaxDelay {
 		*d = algorithm.Decision{Limit: d.Limit, ResetAfter: d.ResetAfter, RetryAfter: d.Delay - c.MaxDelay}
@@ -396,24 +397,31 @@ func applyOne[K string | []byte](s *MemoryStore, sc *memScope, h uint64, key K, 
 			out.Published = c.Publish.Decide(st, now, c.N)
 		}
 	}
+	release(s, sh, e)
+	return their
+}
+
+// release unlocks what applyOne locked for entry e of shard sh (nil: the overflow state).
+func release(s *MemoryStore, sh *memShard, e *memEntry) {
 	if e != nil {
 		e.pinned = false
 	} else {
 		s.overflowMu.Unlock()
 	}
 	sh.mu.Unlock()
-	return their
 }
 
 // entry returns the pinned entry for key (of hash h) in scope sc, creating it when the shard has
 // room or an idle state to replace; it returns nil when the key cannot be tracked (the shard is
 // full of busy or pinned states). The shard must be locked.
 func entry[K string | []byte](s *MemoryStore, sh *memShard, sc *memScope, h uint64, key K, now time.Time) *memEntry {
-	head := sh.m[h]
-	for e := head; e != nil; e = e.same {
-		if e.id.scope == sc && e.id.key == string(key) {
-			e.pinned = true
-			return e
+	if slots := sh.index.slots; len(slots) > 0 {
+		mask := sh.index.mask()
+		for i := h & mask; slots[i].entry != nil; i = (i + 1) & mask {
+			if e := slots[i].entry; slots[i].hash == h && e.id.scope == sc && e.id.key == string(key) {
+				e.pinned = true
+				return e
+			}
 		}
 	}
 	var e *memEntry
@@ -426,37 +434,16 @@ func entry[K string | []byte](s *MemoryStore, sh *memShard, sc *memScope, h uint
 		if victim == nil {
 			return nil
 		}
-		sh.unindex(victim)
-		if victim.hash == h {
-			head = sh.m[h]
-		}
+		sh.index.remove(victim)
 		s.evictions.Add(1)
 		victim.id.scope.evictions.Add(1)
 		// The victim's place and memory go to the new key.
 		*victim = memEntry{id: id, hash: h, slot: victim.slot}
 		e = victim
 	}
-	e.same = head
-	sh.m[h] = e
+	sh.index.insert(e)
 	e.pinned = true
 	return e
-}
-
-// unindex removes e from sh.m (not from sh.slots).
-func (sh *memShard) unindex(e *memEntry) {
-	p := sh.m[e.hash]
-	if p == e {
-		if e.same == nil {
-			delete(sh.m, e.hash)
-		} else {
-			sh.m[e.hash] = e.same
-		}
-		return
-	}
-	for p.same != e {
-		p = p.same
-	}
-	p.same = e.same
 }
 
 // idleSlot sweeps at most evictScan entries of the full shard sh from its hand on and returns the
@@ -517,7 +504,7 @@ func (s *MemoryStore) Close() error {
 	for i := range s.shards {
 		sh := &s.shards[i]
 		sh.mu.Lock()
-		clear(sh.m)
+		sh.index.reset()
 		clear(sh.slots)
 		sh.slots = nil
 		sh.mu.Unlock()

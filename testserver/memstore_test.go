@@ -234,7 +234,7 @@ func TestKeyFlood(t *testing.T) {
 }
 
 // TestMemoryStoreHashCollisions forces every key into one of four hashes, so that entries share
-// collision chains, and checks that each key still has its own state, through eviction too.
+// probe sequences, and checks that each key still has its own state, through eviction too.
 func TestMemoryStoreHashCollisions(t *testing.T) {
 	ctx := context.Background()
 	s, err := newMemoryStore(50, 1)
@@ -257,20 +257,18 @@ func TestMemoryStoreHashCollisions(t *testing.T) {
 	round(t0, "a", 40)
 	assert.Equal(t, 40, s.Stats().Keys)
 	// A minute later every state is idle: 40 new keys take the 10 free places and replace 30 idle
-	// states, unlinking them from their chains.
+	// states, removing them from the index.
 	round(t0.Add(time.Minute), "b", 40)
 	st := s.Stats()
 	assert.Equal(t, 50, st.Keys)
 	assert.Equal(t, int64(30), st.Evictions)
 	assert.Zero(t, st.Overflowed)
-	total := 0
-	for _, e := range s.shards[0].m {
-		for ; e != nil; e = e.same {
-			total++
-			assert.LessOrEqual(t, e.hash, uint64(3))
-		}
+	x := &s.shards[0].index
+	assert.Equal(t, 50, x.n)
+	for _, e := range s.shards[0].slots {
+		assert.LessOrEqual(t, e.hash, uint64(3))
+		assert.Equal(t, 1, indexFinds(x, e), "every tracked entry is reachable through the index, once")
 	}
-	assert.Equal(t, 50, total, "every tracked entry is reachable through the index, once")
 }
 
 // TestMemoryStoreConcurrentFlood floods a small store from many goroutines with new keys, each

@@ -29,7 +29,10 @@ func Middleware(next http.Handler, rules []Rule, opts ...Option) (http.Handler, 
 func (l *Limiter) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		now := l.cfg.clock()
-		res, err := l.decide(r, now)
+		// The decision's rule results live on this stack, which saves an allocation; the hook
+		// and the personas, which may keep them, get a copy.
+		var buf [4]RuleResult
+		res, err := l.decide(r, now, buf[:0])
 		if err != nil {
 			if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 				return
@@ -38,7 +41,7 @@ func (l *Limiter) Middleware(next http.Handler) http.Handler {
 			return
 		}
 		if l.cfg.hook != nil {
-			l.cfg.hook(now, r, res)
+			l.cfg.hook(now, r, res.clone())
 		}
 		if !res.Allowed {
 			l.writeDenied(w, &res, now)

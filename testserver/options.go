@@ -65,7 +65,7 @@ const DefaultArrivalLog = 10_000
 
 func newConfig(opts []Option) *config {
 	c := &config{
-		clock:     time.Now,
+		clock:     new(systemClock).now,
 		ips:       ipResolver{v4Bits: 32, v6Bits: 64},
 		status:    http.StatusTooManyRequests,
 		headers:   true,
@@ -104,7 +104,9 @@ func (c *config) serverErr() error {
 }
 
 // WithClock sets the clock the limiter decides with and the Server stamps arrivals with; default
-// time.Now. Waits (shaping, latency) use real timers, so a test that controls time through a
+// the system clock: time.Now, read in full once a second and advanced in between by the monotonic
+// clock alone, which halves the cost of a reading and follows a step of the system clock within a
+// second (inside a testing/synctest bubble it is the bubble's time.Now exactly). Waits (shaping, latency) use real timers, so a test that controls time through a
 // clock should not use them, or should run inside a testing/synctest bubble with time.Now.
 // The function must be safe for concurrent use. nil is an error.
 func WithClock(now func() time.Time) Option {

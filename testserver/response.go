@@ -88,7 +88,8 @@ func (l *Limiter) writeAdmittedHeaders(h http.Header, res *Result, now time.Time
 		return
 	}
 	if p := l.cfg.persona; p != nil {
-		p.admitted(h, l.personaView(res, now))
+		c := res.clone() // the view keeps it: res's Rules may live on the middleware's stack
+		p.admitted(h, l.personaView(&c, now))
 		return
 	}
 	if rr, ok := res.headline(); ok {
@@ -104,7 +105,8 @@ func (l *Limiter) writeDenied(w http.ResponseWriter, res *Result, now time.Time)
 		return
 	}
 	if p := l.cfg.persona; p != nil {
-		p.denied(w, l.personaView(res, now))
+		c := res.clone() // as in writeAdmittedHeaders
+		p.denied(w, l.personaView(&c, now))
 		return
 	}
 	retry := max(res.RetryAfter, time.Nanosecond)

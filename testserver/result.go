@@ -1,6 +1,9 @@
 package testserver
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // Result is the limiter's decision on one request.
 type Result struct {
@@ -52,4 +55,17 @@ type RuleResult struct {
 	RetryAfter time.Duration
 	// Delay is the request's leaky-bucket slot delay when the rule shapes traffic.
 	Delay time.Duration
+}
+
+// clone returns a copy of res whose Rules are its own. (It names every field, not *res: a copy of
+// *res would hand res.Rules to the heap in the compiler's eyes, and with it the middleware's
+// stack buffer.)
+func (res *Result) clone() Result {
+	return Result{
+		Allowed:    res.Allowed,
+		Shadowed:   res.Shadowed,
+		RetryAfter: res.RetryAfter,
+		Delay:      res.Delay,
+		Rules:      slices.Clone(res.Rules),
+	}
 }

@@ -26,3 +26,23 @@ func BenchmarkDecideCommit(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkTake is BenchmarkDecideCommit with Take, which reads the State once.
+func BenchmarkTake(b *testing.B) {
+	for _, name := range Names() {
+		b.Run(name, func(b *testing.B) {
+			a := mustNew(name, Config{Limit: 100, Window: time.Second})
+			var (
+				s State
+				d Decision
+			)
+			now := t0ns
+			step := int64(time.Second) / 110 // a little above the limit
+			b.ReportAllocs()
+			for b.Loop() {
+				now += step
+				Take(a, &s, ts(now), 1, &d)
+			}
+		})
+	}
+}

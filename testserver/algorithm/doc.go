@@ -17,7 +17,8 @@
 //
 // A decision is two steps so that a request that must pass several limits is decided all-or-nothing:
 // Decide looks without changing anything, and Commit records admitted requests. Denied requests
-// change no state. A request costs n >= 1; n < 1 is charged as 1.
+// change no state. A request costs n >= 1; n < 1 is charged as 1. Take is the two in one call, for
+// a request that must pass one limit alone: it reads the State once.
 //
 // A Decision reports whether the requests are admitted, the Limit, the Remaining requests admissible
 // at the same instant (never negative), ResetAfter (the time until the quota is fully restored if

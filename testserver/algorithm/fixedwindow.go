@@ -49,12 +49,18 @@ func (w *fixedWindow) count(s *State, now int64) (start, count int64) {
 }
 
 // Decide reports whether n more requests fit in now's window, without changing s.
-func (w *fixedWindow) Decide(s *State, now time.Time, n int64) Decision {
-	n = atLeastOne(n)
+func (w *fixedWindow) Decide(s *State, now time.Time, n int64) (dec Decision) {
 	t := nanos(now)
 	start, count := w.count(s, t)
+	w.decideAt(&dec, t, start, count, atLeastOne(n))
+	return dec
+}
+
+// decideAt decides into dec, a zero Decision, n >= 1 requests at t, counted in the window starting
+// at start, which holds count (see bucket.decideAt for why into a pointer).
+func (w *fixedWindow) decideAt(dec *Decision, t, start, count, n int64) {
 	end := addSat(start, w.window)
-	dec := Decision{Limit: w.limit, ResetAfter: until(end, t)}
+	dec.Limit, dec.ResetAfter = w.limit, until(end, t)
 	switch {
 	case n > w.limit:
 		dec.Remaining = max(0, w.limit-count)
@@ -66,13 +72,23 @@ func (w *fixedWindow) Decide(s *State, now time.Time, n int64) Decision {
 		dec.Remaining = max(0, w.limit-count)
 		dec.RetryAfter = until(end, t)
 	}
-	return dec
 }
 
 // Commit counts n requests at now into s.
 func (w *fixedWindow) Commit(s *State, now time.Time, n int64) {
 	start, count := w.count(s, nanos(now))
 	s.A, s.B = start, addSat(count, atLeastOne(n))
+}
+
+// take is Take into dec, a zero Decision: Decide and, when allowed, Commit, counting once.
+func (w *fixedWindow) take(dec *Decision, s *State, now time.Time, n int64) {
+	t := nanos(now)
+	n = atLeastOne(n)
+	start, count := w.count(s, t)
+	w.decideAt(dec, t, start, count, n)
+	if dec.Allowed {
+		s.A, s.B = start, addSat(count, n)
+	}
 }
 
 // Idle reports whether nothing is counted in now's window (or later).

@@ -54,17 +54,23 @@ type ring struct {
 	base uint64  // running total before the oldest entry
 }
 
-// ringOf returns the ring stored in s.
-func ringOf(s *State) ring {
-	size := len(s.Log) / 2
-	if size == 0 {
-		return ring{log: s.Log, base: uint64(s.C)}
+// load sets r to the ring stored in s. (The ring is loaded in place, as Decisions are decided in
+// place: see bucket.decideAt.)
+func (r *ring) load(s *State) {
+	r.log, r.base = s.Log, uint64(s.C)
+	r.size = len(s.Log) / 2
+	if r.size == 0 {
+		r.head, r.n = 0, 0
+		return
 	}
-	head := s.Head % size
-	if head < 0 {
-		head += size
+	r.head = s.Head
+	if uint(r.head) >= uint(r.size) { // only a corrupted State: no division on the common path
+		r.head %= r.size
+		if r.head < 0 {
+			r.head += r.size
+		}
 	}
-	return ring{log: s.Log, size: size, head: head, n: int(min(max(s.B, 0), int64(size))), base: uint64(s.C)}
+	r.n = int(min(max(s.B, 0), int64(r.size)))
 }
 
 // store writes r back into s.
@@ -93,8 +99,22 @@ func (r *ring) total(i int) uint64 {
 }
 
 // search returns the smallest i in [lo, r.n) with !before(i), or r.n; before must be monotone.
+//
+// It gallops from lo (probing lo, lo+1, lo+3, lo+7, ...) before it bisects what is left, so it
+// costs O(log(i-lo)) probes, the first of them next to lo. The answers sought lie near the oldest
+// entries (those that just left the window, or that must leave for a retry), while a busy key's
+// ring can hold millions of entries: bisecting all of it would reach memory the caches do not hold
+// at nearly every probe.
 func (r *ring) search(lo int, before func(int) bool) int {
 	hi := r.n
+	for step := 1; lo < hi; step *= 2 {
+		p := min(lo+step-1, hi-1)
+		if !before(p) {
+			hi = p
+			break
+		}
+		lo = p + 1
+	}
 	for lo < hi {
 		mid := int(uint(lo+hi) >> 1)
 		if before(mid) {
@@ -106,31 +126,38 @@ func (r *ring) search(lo int, before func(int) bool) int {
 	return lo
 }
 
-// view returns the ring in s, the effective time for now (the newest entry's time for a late
-// caller), how many of the oldest entries have left the window (t-Window, t], and how many
-// requests the entries still in it hold.
-func (l *slidingLog) view(s *State, now int64) (r ring, t int64, expired int, inWindow int64) {
-	r = ringOf(s)
+// view loads the ring in s into r and returns the effective time for now (the newest entry's time
+// for a late caller), how many of the oldest entries have left the window (t-Window, t], and how
+// many requests the entries still in it hold.
+func (l *slidingLog) view(r *ring, s *State, now int64) (t int64, expired int, inWindow int64) {
+	r.load(s)
 	t = now
 	if r.n > 0 {
 		t = max(t, r.time(r.n-1))
 	}
 	cutoff := t - l.window // t >= 0 and window > 0: no overflow
 	expired = r.search(0, func(i int) bool { return r.time(i) <= cutoff })
-	return r, t, expired, int64(min(r.total(r.n)-r.total(expired), 1<<63-1))
+	return t, expired, int64(min(r.total(r.n)-r.total(expired), 1<<63-1))
 }
 
 // Decide reports whether n more requests fit in the window ending at now, without changing s.
-func (l *slidingLog) Decide(s *State, now time.Time, n int64) Decision {
-	n = atLeastOne(n)
+func (l *slidingLog) Decide(s *State, now time.Time, n int64) (dec Decision) {
 	t := nanos(now)
-	r, at, expired, inWindow := l.view(s, t)
-	dec := Decision{Limit: l.limit}
+	var r ring
+	at, expired, inWindow := l.view(&r, s, t)
+	l.decideAt(&dec, &r, t, at, expired, inWindow, atLeastOne(n))
+	return dec
+}
+
+// decideAt decides into dec, a zero Decision, n >= 1 requests at t given the view of the ring r at
+// the effective time at (see view, and bucket.decideAt for why into a pointer).
+func (l *slidingLog) decideAt(dec *Decision, r *ring, t, at int64, expired int, inWindow, n int64) {
+	dec.Limit = l.limit
 	if n <= l.limit && inWindow <= l.limit-n {
 		dec.Allowed = true
 		dec.Remaining = l.limit - inWindow - n
 		dec.ResetAfter = until(addSat(at, l.window), t)
-		return dec
+		return
 	}
 	dec.Remaining = max(0, l.limit-inWindow)
 	if inWindow > 0 {
@@ -138,7 +165,7 @@ func (l *slidingLog) Decide(s *State, now time.Time, n int64) Decision {
 	}
 	if n > l.limit {
 		dec.RetryAfter = Never
-		return dec
+		return
 	}
 	// The oldest entries holding at least inWindow+n-limit requests must leave; the last of them
 	// leaves at its time + Window.
@@ -147,14 +174,33 @@ func (l *slidingLog) Decide(s *State, now time.Time, n int64) Decision {
 	j := r.search(expired, func(i int) bool { return r.total(i+1)-from < need })
 	j = min(j, r.n-1) // only a corrupted State can miss
 	dec.RetryAfter = until(addSat(r.time(j), l.window), t)
-	return dec
 }
 
 // Commit logs n requests admitted at now into s, forgetting entries that left the window.
 func (l *slidingLog) Commit(s *State, now time.Time, n int64) {
-	r, at, expired, _ := l.view(s, nanos(now))
+	var r ring
+	at, expired, _ := l.view(&r, s, nanos(now))
+	l.commitAt(s, &r, at, expired, atLeastOne(n))
+}
+
+// take is Take into dec, a zero Decision: Decide and, when allowed, Commit, on one view of the
+// ring.
+func (l *slidingLog) take(dec *Decision, s *State, now time.Time, n int64) {
+	t := nanos(now)
+	n = atLeastOne(n)
+	var r ring
+	at, expired, inWindow := l.view(&r, s, t)
+	l.decideAt(dec, &r, t, at, expired, inWindow, n)
+	if dec.Allowed {
+		l.commitAt(s, &r, at, expired, n)
+	}
+}
+
+// commitAt logs n >= 1 requests at the effective time at into s, whose ring r has expired entries
+// that left the window (see view).
+func (l *slidingLog) commitAt(s *State, r *ring, at int64, expired int, n int64) {
 	r.drop(expired)
-	total := r.total(r.n) + uint64(atLeastOne(n))
+	total := r.total(r.n) + uint64(n)
 	if r.n > 0 && r.time(r.n-1) == at {
 		r.log[r.slot(r.n-1)+1] = int64(total) // same instant: one entry
 		r.store(s)
@@ -204,6 +250,7 @@ func (r *ring) grow(size int) {
 
 // Idle reports whether no request of s is in the window ending at now (or later).
 func (l *slidingLog) Idle(s *State, now time.Time) bool {
-	_, _, _, inWindow := l.view(s, nanos(now))
+	var r ring
+	_, _, inWindow := l.view(&r, s, nanos(now))
 	return inWindow == 0
 }

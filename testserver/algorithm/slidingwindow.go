@@ -61,19 +61,26 @@ func (w *slidingWindow) counts(s *State, now int64) (start, elapsed, cur, prev i
 }
 
 // Decide reports whether n more requests fit in the sliding window ending at now, without changing s.
-func (w *slidingWindow) Decide(s *State, now time.Time, n int64) Decision {
-	n = atLeastOne(n)
+func (w *slidingWindow) Decide(s *State, now time.Time, n int64) (dec Decision) {
 	t := nanos(now)
 	start, e, cur, prev := w.counts(s, t)
+	w.decideAt(&dec, t, start, e, cur, prev, atLeastOne(n))
+	return dec
+}
+
+// decideAt decides into dec, a zero Decision, n >= 1 requests at t, e into the window starting at
+// start, with the counts cur and prev of the current and previous windows (see bucket.decideAt
+// for why into a pointer).
+func (w *slidingWindow) decideAt(dec *Decision, t, start, e, cur, prev, n int64) {
 	weight := mul(prev, w.window-e)            // previous window's share, in request-nanoseconds
 	room := mul(w.limit, w.window).sub(weight) // what the current window may still hold
 	fits := room.div(w.window)                 // whole requests the current window may hold
-	dec := Decision{Limit: w.limit}
+	dec.Limit = w.limit
 	if n <= fits && cur <= fits-n {
 		dec.Allowed = true
 		dec.Remaining = fits - cur - n
 		dec.ResetAfter = until(addSat(addSat(start, w.window), w.window), t)
-		return dec
+		return
 	}
 	dec.Remaining = max(0, fits-cur)
 	switch {
@@ -84,10 +91,9 @@ func (w *slidingWindow) Decide(s *State, now time.Time, n int64) Decision {
 	}
 	if n > w.limit {
 		dec.RetryAfter = Never
-		return dec
+		return
 	}
 	dec.RetryAfter = until(w.retryAt(start, cur, prev, n), t)
-	return dec
 }
 
 // retryAt returns the earliest instant at which n requests are admitted, given a denial now in the
@@ -108,6 +114,17 @@ func (w *slidingWindow) retryAt(start, cur, prev, n int64) int64 {
 func (w *slidingWindow) Commit(s *State, now time.Time, n int64) {
 	start, _, cur, prev := w.counts(s, nanos(now))
 	s.A, s.B, s.C = start, addSat(cur, atLeastOne(n)), prev
+}
+
+// take is Take into dec, a zero Decision: Decide and, when allowed, Commit, counting once.
+func (w *slidingWindow) take(dec *Decision, s *State, now time.Time, n int64) {
+	t := nanos(now)
+	n = atLeastOne(n)
+	start, e, cur, prev := w.counts(s, t)
+	w.decideAt(dec, t, start, e, cur, prev, n)
+	if dec.Allowed {
+		s.A, s.B, s.C = start, addSat(cur, n), prev
+	}
 }
 
 // Idle reports whether neither window counts anything at now.
