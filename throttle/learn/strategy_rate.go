@@ -83,8 +83,12 @@ func (r *rateStrategy) observe(t int64, s *Signal, m *model) string {
 	}
 	if s.Throttled {
 		r.epochThrottles++
-		if r.active && s.Sent <= r.cutAt {
-			return "" // in flight when the last cut was made: the same epoch
+		if r.active && s.Sent <= r.cutAt+m.rtt.margin(m.tun.JitterMargin) {
+			// In flight when the last cut was made: the same epoch. So is one that left within
+			// the jitter margin after it: the margin holds the sender's lateness, and a request
+			// booked before the cut leaves that late on a loaded host (its answer would cut the
+			// search's first step, and the estimate with it, to the burst).
+			return ""
 		}
 		return r.cut(t, m)
 	}
