@@ -1,18 +1,21 @@
 // Command sweep is the proof of issue 10's learner: it runs the whole client stack against the
-// real testserver algorithms across rates, round trips, workers, header modes and clients sharing
-// a key, in virtual time, and judges every cell against the issue's goals, with steady's peers on
-// the same cells.
+// real testserver algorithms across rates, round trips, workers, header modes (and, for issue 11,
+// the dialects of real APIs) and clients sharing a key, in virtual time, and judges every cell
+// against the issues' goals, with steady's peers on the same cells.
 //
 //	go run ./examples/sweep                       # the whole sweep (hours of CPU; see below)
 //	go run ./examples/sweep -clients steady -limits 5/s,200/s -rtts 1ms,200ms -workers 16 -sharing 1
 //	go run ./examples/sweep -json > sweep.jsonl   # one JSON object per line and per cell; the summary on stderr
+//	go run ./examples/sweep -headers honest -dialects github,openai,stripe -limits 5/s -workers 16 -sharing 1
 //	go run ./examples/sweep -realtime             # a few cells in real time on loopback, beside virtual time
 //	go test -race ./examples/sweep                # CI's subset (steady only)
 //
 // # Virtual time
 //
 // Every run is one testing/synctest bubble: the clock moves only when every goroutine waits, so an
-// hour of a 5,000/h server costs the CPU time of its requests, not an hour. A bubble needs a
+// hour of a 5,000/h server costs the CPU time of its requests, not an hour. Each run starts at
+// midnight, 1 January 2026 UTC (plus its seed's phase; the bubble's own clock starts in 2000, when
+// Unix times were below the 1e9 from which a numeric reset reads as one: simEpoch). A bubble needs a
 // *testing.T, which a plain program gets from testing.Main: main runs the sweep as the one test of
 // a testing.Main and ends the process itself when it is done, so that nothing but the sweep's
 // output is printed. (go run ./examples/sweep is therefore the same code as the test, with no
@@ -47,6 +50,18 @@
 // RateLimit-Policy, RateLimit, X-RateLimit-* and Retry-After), none (the status alone) and lying
 // (the quota and remaining declared ten times over, no Retry-After).
 //
+// Dialects (-dialects, issue 11) are the forms honest headers take: testserver, its own headers
+// above (the default, and the only dialect of the grid unless -dialects names others), or one of
+// testserver's personas (testserver.WithDialect: ietf, x-ratelimit, github, openai, anthropic,
+// shopify, discord, stripe, none), each answering as that API does, with its statuses (GitHub
+// throttles with a 403), header names, reset formats and bodies, on the cell's own server kind (the
+// persona's default algorithm does not apply). A dialect shapes honest headers only: the honest
+// mode gives one cell per dialect, and none and lying one cell each whatever -dialects lists (their
+// answers are the status alone or testserver's fields lied, the same in every dialect), with an
+// empty dialect ("-" in the table), so the grid holds no cell twice. The one pair left is the none
+// persona's honest cell and the none header mode: the same server (the status alone, 429), kept as
+// the persona's row.
+//
 // Limits, each L per W with a burst of the whole L (a window admits its quota at any time in it; a
 // bucket holds one window's quota and refills it over the window):
 //
@@ -60,7 +75,9 @@
 // sharing the limit; a run sends at most 40,000 requests in all, which caps 5,000/h at 8 windows
 // (and its warm-up at half the run). Each run starts at a phase of the server's window drawn from
 // its seed; three seeds per cell, and a cell is judged on its worst: the largest elapsed over
-// physical, 429 share and loss, the smallest share and Jain index over the seeds.
+// physical, 429 share and loss, the smallest share and Jain index over the seeds. A 429 in the
+// figures and goals is any throttled answer: the server counts its limiter's refusals, whatever
+// status the dialect gives them (GitHub's 403 too).
 //
 // # Figures
 //
@@ -78,7 +95,11 @@
 // Goals (issue 10): with one or two clients nothing lost, at most 1.10× the physical limit, 429s at
 // most 3% of attempts (none and lying headers) or 0.5% (honest), each client's share within ±20% of
 // the fair share; with ten clients nothing lost, at most 1.25×, at most 3% 429s after the warm-up
-// and at most a quarter of plain AIMD's on the same cell, and a Jain index of at least 0.9.
+// and at most a quarter of plain AIMD's on the same cell, and a Jain index of at least 0.9. Issue
+// 11 extends the 429 goal to the dialects: at most 0.5% throttled answers (429, or the persona's
+// 403) for the dialects that declare their quota (testserver and every persona but two), at most
+// 3% for those that do not (stripe, none). The peers' laws (aimd, cubic) take for a throttle what
+// the stack's retry does: a 429, or what the response's dialect calls one (GitHub's 403).
 //
 // # Cost
 //

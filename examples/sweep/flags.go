@@ -27,14 +27,16 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs := flag.NewFlagSet("sweep", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var o options
-	var servers, lims, rtts, workers, headers, sharing, kinds string
-	fs.BoolVar(&o.json, "json", false, "one JSON object per line and per cell (client, server, limit, rtt_ms, workers, headers, clients, elapsed_over_physical, throttled_share, lost, share, jain, throttled_share_warm)")
+	var servers, lims, rtts, workers, headers, dialects, sharing, kinds string
+	fs.BoolVar(&o.json, "json", false, "one JSON object per line and per cell (client, server, limit, rtt_ms, workers, headers, dialect, clients, elapsed_over_physical, throttled_share, lost, share, jain, throttled_share_warm)")
 	fs.BoolVar(&o.realtime, "realtime", false, "run the real-time check instead: a few cells on loopback sockets in real time, side by side with the same cells in virtual time (steady only, about 2 minutes)")
 	fs.StringVar(&servers, "servers", join(full.servers), "server kinds")
 	fs.StringVar(&lims, "limits", joinLimits(full.limits), "limits")
 	fs.StringVar(&rtts, "rtts", "1ms,50ms,200ms", "round trips")
 	fs.StringVar(&workers, "workers", "1,16,64", "workers per client")
 	fs.StringVar(&headers, "headers", join(full.headers), "header modes: honest, none, lying")
+	fs.StringVar(&dialects, "dialects", join(full.dialects), "dialects of the honest headers: "+join(dialectNames)+
+		" (testserver: its own headers; the others: testserver's personas); none and lying headers run once, with no dialect")
 	fs.StringVar(&sharing, "sharing", "1,2,10", "independent clients sharing the key")
 	fs.StringVar(&kinds, "clients", join(full.kinds), "client kinds")
 	fs.IntVar(&o.grid.seeds, "seeds", full.seeds, "seeds per cell (a cell is judged on its worst)")
@@ -54,6 +56,12 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	}
 	if g.headers, err = oneOf("-headers", headers, full.headers); err != nil {
 		return o, err
+	}
+	if g.dialects, err = oneOf("-dialects", dialects, dialectNames); err != nil {
+		return o, err
+	}
+	if set(fs, "dialects") && !slices.Contains(g.headers, headersHonest) {
+		return o, fmt.Errorf("%w: -dialects shapes honest headers only, and -headers %s has none", errUsage, join(g.headers))
 	}
 	for _, name := range splitList(lims) {
 		i := slices.IndexFunc(limits, func(l limitSpec) bool { return l.Name == name })
@@ -82,6 +90,13 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		return o, fmt.Errorf("%w: -limits and -rtts must name at least one value", errUsage)
 	}
 	return o, nil
+}
+
+// set reports whether the command line set the flag name.
+func set(fs *flag.FlagSet, name string) bool {
+	found := false
+	fs.Visit(func(f *flag.Flag) { found = found || f.Name == name })
+	return found
 }
 
 func oneOf(name, value string, allowed []string) ([]string, error) {

@@ -3,8 +3,10 @@ package main
 import (
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
+	"github.com/steadyhttp/steady/testserver"
 	"github.com/steadyhttp/steady/testserver/algorithm"
 )
 
@@ -14,6 +16,28 @@ const (
 	headersNone   = "none"   // the status alone
 	headersLying  = "lying"  // the quota declared ten times over, and no Retry-After
 )
+
+// dialectTestserver is the dialect of testserver's own honest headers (no persona): RateLimit-Policy,
+// RateLimit, X-RateLimit-*, Retry-After and a problem+json body on a 429. It is the default of
+// -dialects, so that the sweep's cells are the ones it had before dialects.
+const dialectTestserver = "testserver"
+
+// dialectNames lists the dialects an honest server may answer in: testserver's own, then the
+// personas of package testserver (testserver.WithDialect), in its order.
+var dialectNames = append([]string{dialectTestserver}, testserver.Dialects()...)
+
+// quietDialects are the personas that declare no quota: Stripe answers a 429 with its error body
+// and no rate-limit header, and none the status alone. Their cells are judged as a server without
+// headers is (goal429None), as issue 11 states its goals; every other dialect, testserver's own
+// included, declares its quota and is held to goal429Honest.
+var quietDialects = []string{"stripe", "none"}
+
+// declaresQuota reports whether a server answering with headers in dialect declares its quota,
+// which sets the throttled share a client is allowed (see quietDialects). Only honest headers
+// declare one (a lying server's quota is false); an honest cell's empty dialect is testserver's own.
+func declaresQuota(headers, dialect string) bool {
+	return headers == headersHonest && !slices.Contains(quietDialects, dialect)
+}
 
 // Server kinds: the five algorithms of package algorithm, plus two built on them.
 const (
@@ -63,12 +87,26 @@ type cell struct {
 	RTT     time.Duration
 	Workers int // per client
 	Headers string
+	// Dialect is the dialect of honest headers: dialectTestserver or a testserver persona. It is
+	// empty with the none and lying header modes, whose answers no persona shapes (see
+	// grid.cells).
+	Dialect string
 	Clients int // independent clients sharing the key
 	N       int // requests per client; 0: perClient's rule (the real-time check sets it to stay short)
 }
 
 func (c cell) String() string {
-	return fmt.Sprintf("%s %s rtt=%v w=%d %s c=%d", c.Server, c.Limit.Name, c.RTT, c.Workers, c.Headers, c.Clients)
+	return fmt.Sprintf("%s %s rtt=%v w=%d %s c=%d", c.Server, c.Limit.Name, c.RTT, c.Workers, headersLabel(c.Headers, c.Dialect), c.Clients)
+}
+
+// headersLabel names a header mode with its dialect: "honest" for testserver's own honest headers
+// (as the sweep named them before dialects), "honest/github" for a persona's, "none" and "lying"
+// alone.
+func headersLabel(headers, dialect string) string {
+	if dialect == "" || dialect == dialectTestserver {
+		return headers
+	}
+	return headers + "/" + dialect
 }
 
 // workerBound reports whether the workers, not the server, bound the cell: workers/RTT, what

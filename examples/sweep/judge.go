@@ -6,12 +6,13 @@ import (
 	"strings"
 )
 
-// Goals of issue 10, section 3.
+// Goals of issue 10, section 3, and of issue 11 for the dialects. A 429 here is any throttled
+// answer: a 429, or the persona's own throttle status (GitHub's 403).
 const (
 	goalRatioFew     = 1.10  // elapsed over physical, one or two clients
 	goalRatioMany    = 1.25  // elapsed over physical, many clients
-	goal429None      = 0.03  // 429 share without headers (and with lying ones)
-	goal429Honest    = 0.005 // 429 share with honest headers
+	goal429None      = 0.03  // 429 share without headers, with lying ones, and with a dialect that declares no quota (Stripe, none)
+	goal429Honest    = 0.005 // 429 share with honest headers in a dialect that declares its quota
 	goalShareBand    = 0.20  // each client's share within ±20% of the fair share
 	goal429Warm      = 0.03  // many clients: 429 share after the warm-up
 	goalWarmOverAIMD = 0.25  // many clients: at most a quarter of plain AIMD's warm 429 share
@@ -28,6 +29,7 @@ type record struct {
 	RTTms               float64  `json:"rtt_ms"`
 	Workers             int      `json:"workers"`
 	Headers             string   `json:"headers"`
+	Dialect             string   `json:"dialect"` // "" for none and lying headers
 	Clients             int      `json:"clients"`
 	ElapsedOverPhysical float64  `json:"elapsed_over_physical"`
 	ThrottledShare      float64  `json:"throttled_share"`
@@ -116,16 +118,22 @@ func (r *record) judge(aimdWarm float64) {
 	if r.ElapsedOverPhysical > goalRatioFew {
 		miss("%.3fx > %.2fx", r.ElapsedOverPhysical, goalRatioFew)
 	}
-	bound := goal429None
-	if r.Headers == headersHonest {
-		bound = goal429Honest
-	}
-	if r.ThrottledShare > bound {
+	if bound := r.throttledBound(); r.ThrottledShare > bound {
 		miss("429s %.2f%% > %.1f%%", 100*r.ThrottledShare, 100*bound)
 	}
 	if r.Share < 1-goalShareBand || r.maxShare > 1+goalShareBand {
 		miss("share %.2f-%.2f outside 1±%.1f", r.Share, r.maxShare, goalShareBand)
 	}
+}
+
+// throttledBound is the largest throttled share the goals allow one or two clients on r's cell:
+// goal429Honest where the server declares its quota (honest headers in a dialect that declares
+// one), goal429None elsewhere.
+func (r *record) throttledBound() float64 {
+	if declaresQuota(r.Headers, r.Dialect) {
+		return goal429Honest
+	}
+	return goal429None
 }
 
 func (r *record) met() bool { return len(r.missed) == 0 }
@@ -137,11 +145,9 @@ func (r *record) badness() float64 {
 	if r.Lost > 0 {
 		b = 1000 + float64(r.Lost)
 	}
-	ratioGoal, bound := goalRatioFew, goal429None
+	ratioGoal, bound := goalRatioFew, r.throttledBound()
 	if r.Clients >= manyClients {
-		ratioGoal = goalRatioMany
-	} else if r.Headers == headersHonest {
-		bound = goal429Honest
+		ratioGoal, bound = goalRatioMany, goal429Warm
 	}
 	share := r.ThrottledShare
 	if r.ThrottledShareWarm != nil {

@@ -8,8 +8,9 @@ import (
 	"strings"
 )
 
-// tableHeader is the first line of the text table.
-const tableHeader = "client         server         limit    rtt   workers headers clients  elapsed/phys  429s     lost  share  jain   429s-warm  verdict"
+// tableHeader is the first line of the text table. Its 429s count every throttled answer (a 429,
+// or the persona's own throttle status: GitHub's 403); dialect is "-" for none and lying headers.
+const tableHeader = "client         server         limit    rtt   workers headers dialect     clients  elapsed/phys  429s     lost  share  jain   429s-warm  verdict"
 
 // writeRow writes r as a table line or, with asJSON, as one JSON object.
 func writeRow(w io.Writer, r *record, asJSON bool) error {
@@ -29,8 +30,12 @@ func writeRow(w io.Writer, r *record, asJSON bool) error {
 	if r.cell.workerBound() {
 		bound = " (worker-bound)"
 	}
-	_, err := fmt.Fprintf(w, "%-14s %-14s %-8s %-5s %7d %-7s %7d  %8.3fx%s %6.2f%% %5d  %5.2f  %5.3f  %9s  %s\n",
-		r.Client, r.Server, r.Limit, fmt.Sprintf("%gms", r.RTTms), r.Workers, r.Headers, r.Clients,
+	dialect := r.Dialect
+	if dialect == "" {
+		dialect = "-"
+	}
+	_, err := fmt.Fprintf(w, "%-14s %-14s %-8s %-5s %7d %-7s %-11s %7d  %8.3fx%s %6.2f%% %5d  %5.2f  %5.3f  %9s  %s\n",
+		r.Client, r.Server, r.Limit, fmt.Sprintf("%gms", r.RTTms), r.Workers, r.Headers, dialect, r.Clients,
 		r.ElapsedOverPhysical, bound, 100*r.ThrottledShare, r.Lost, r.Share, r.Jain, warm, r.verdict())
 	return err
 }
@@ -73,7 +78,7 @@ func (s *summary) write(w io.Writer) {
 	for _, k := range kinds {
 		wr := s.worst[k]
 		fmt.Fprintf(w, "%-14s %4d of %4d met; worst: %s %s rtt=%gms w=%d %s c=%d: %.3fx, %.2f%% 429s, lost %d -> %s\n",
-			k, s.met[k], s.total[k], wr.Server, wr.Limit, wr.RTTms, wr.Workers, wr.Headers, wr.Clients,
+			k, s.met[k], s.total[k], wr.Server, wr.Limit, wr.RTTms, wr.Workers, headersLabel(wr.Headers, wr.Dialect), wr.Clients,
 			wr.ElapsedOverPhysical, 100*wr.ThrottledShare, wr.Lost, wr.verdict())
 	}
 	if s.physical429 > 0 {

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/steadyhttp/steady/dialects"
 	"github.com/steadyhttp/steady/internal/pacer"
 	"github.com/steadyhttp/steady/throttle"
 )
@@ -24,7 +25,9 @@ type rateLaw interface {
 
 // lawLimiter paces a key at its law's rate on steady's FIFO pacer (internal/pacer, an even
 // spacing), and feeds the law every answer. It is a throttle.Limiter and a
-// throttle.AttemptLearner, safe for concurrent use.
+// throttle.AttemptLearner, safe for concurrent use. A throttle is what the stack's retry takes for
+// one: a 429, or what the response's dialect calls a throttle (GitHub's 403 with nothing remaining
+// or a secondary limit; dialects.Read), so that a law meets a persona's throttles as steady does.
 type lawLimiter struct {
 	mu      sync.Mutex
 	p       *pacer.Pacer
@@ -90,7 +93,7 @@ func (l *lawLimiter) ObserveAttempt(sent, now time.Time, resp *http.Response, er
 	defer l.mu.Unlock()
 	t := l.clock(now)
 	secs := float64(t) / 1e9
-	if resp.StatusCode == http.StatusTooManyRequests {
+	if dialects.Read(resp, now).Throttled {
 		fresh := int64(sent.Sub(l.base)) >= l.lastCut
 		if fresh {
 			l.lastCut = t

@@ -60,12 +60,20 @@ func phaseOf(c cell, seed uint64) time.Duration {
 	return time.Duration(rng.Int64N(int64(c.Limit.Window)))
 }
 
+// simEpoch is the wall time at which the runs' windows start, before their phase. A bubble's clock
+// starts at midnight, 1 January 2000 UTC: Unix time 946,684,800, below the 1e9 above which a
+// numeric reset is read as a Unix time rather than as seconds from now (package dialects, as the
+// wild sends both), so a persona's Unix-time resets (GitHub's, X-RateLimit's) would read as 30
+// years. The runs therefore start at midnight, 1 January 2026, a whole number of days later: still
+// a boundary of every window (the longest, the changing server's 2 h, divides a day), and a time
+// of the era real APIs answer in.
+var simEpoch = time.Date(2026, time.January, 1, 0, 0, 0, 0, time.UTC)
+
 // runOnce runs client kind on cell c with seed in a synctest bubble of t (see simulate).
 func runOnce(t *testing.T, c cell, kind string, seed uint64) outcome {
 	var out outcome
 	synctest.Test(t, func(t *testing.T) {
-		// The bubble's clock starts on a boundary of every window (midnight, 1 January 2000).
-		time.Sleep(phaseOf(c, seed))
+		time.Sleep(time.Until(simEpoch) + phaseOf(c, seed))
 		var err error
 		if out, err = simulate(c, kind, pipeNet{pipenet.New()}); err != nil {
 			t.Fatal(err)
@@ -98,7 +106,7 @@ func simulate(c cell, kind string, nw network) (outcome, error) {
 	if err != nil {
 		return out, err
 	}
-	srv, err := newSimServer(c.Headers, rules, offsets, start, c.Clients, c.warmup())
+	srv, err := newSimServer(c.Headers, c.Dialect, rules, offsets, start, c.Clients, c.warmup())
 	if err != nil {
 		return out, err
 	}

@@ -62,9 +62,11 @@ func halved(r testserver.Rule) testserver.Rule {
 	return r
 }
 
-// simServer is a testserver limiter (or a schedule of them) behind the headers of its mode. It
-// counts every decision: attempts and 429s, in all and after the warm-up, and each client's
-// admissions. It is safe for concurrent use.
+// simServer is a testserver limiter (or a schedule of them) behind the headers of its mode, in its
+// dialect when honest. It counts every decision: attempts and refusals (429s, or the persona's
+// throttle status: GitHub's 403), in all and after the warm-up, and each client's admissions; it
+// counts from the limiter's decision (testserver.Result.Allowed), not from the status it answers.
+// It is safe for concurrent use.
 type simServer struct {
 	headers string
 	phases  []phase
@@ -78,13 +80,19 @@ type simServer struct {
 	admittedAtFirstDone      []int64
 }
 
-// newSimServer builds the server of kind for the given rules starting at start.
-func newSimServer(headers string, rules []testserver.Rule, offsets []time.Duration, start time.Time, clients int, warmup time.Duration) (*simServer, error) {
+// newSimServer builds the server of the header mode headers for the given rules starting at start;
+// with honest headers it answers in dialect (dialectTestserver or "": testserver's own headers;
+// else testserver.WithDialect's persona of that name, with its statuses, headers and bodies; the
+// rules name their algorithm, so the persona's default algorithm does not apply).
+func newSimServer(headers, dialect string, rules []testserver.Rule, offsets []time.Duration, start time.Time, clients int, warmup time.Duration) (*simServer, error) {
 	s := &simServer{headers: headers, warmAt: start.Add(warmup), admitted: make([]int64, clients)}
 	for i, r := range rules {
 		opts := []testserver.Option{testserver.WithRequestHook(s.record)}
-		if headers != headersHonest {
+		switch {
+		case headers != headersHonest:
 			opts = append(opts, testserver.WithHeaders(false))
+		case dialect != "" && dialect != dialectTestserver:
+			opts = append(opts, testserver.WithDialect(dialect))
 		}
 		lim, err := testserver.NewLimiter([]testserver.Rule{r}, opts...)
 		if err != nil {

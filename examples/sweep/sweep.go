@@ -15,28 +15,46 @@ type grid struct {
 	rtts    []time.Duration
 	workers []int
 	headers []string
-	sharing []int
-	kinds   []string
-	seeds   int
+	// dialects are the dialects of the honest header mode; empty means testserver's own alone.
+	dialects []string
+	sharing  []int
+	kinds    []string
+	seeds    int
 }
 
 // fullGrid is the whole sweep of issue 10: every server kind, limit, round trip, worker count,
-// header mode and sharing, with every client kind, on three seeds.
+// header mode (honest headers in testserver's own dialect) and sharing, with every client kind, on
+// three seeds.
 func fullGrid() grid {
 	return grid{
-		servers: serverKinds,
-		limits:  limits,
-		rtts:    []time.Duration{time.Millisecond, 50 * time.Millisecond, 200 * time.Millisecond},
-		workers: []int{1, 16, 64},
-		headers: []string{headersHonest, headersNone, headersLying},
-		sharing: []int{1, 2, 10},
-		kinds:   clientKinds,
-		seeds:   3,
+		servers:  serverKinds,
+		limits:   limits,
+		rtts:     []time.Duration{time.Millisecond, 50 * time.Millisecond, 200 * time.Millisecond},
+		workers:  []int{1, 16, 64},
+		headers:  []string{headersHonest, headersNone, headersLying},
+		dialects: []string{dialectTestserver},
+		sharing:  []int{1, 2, 10},
+		kinds:    clientKinds,
+		seeds:    3,
 	}
 }
 
-// cells returns the grid's cells with the headers innermost, so that cells differing only in
-// headers share one physical limit (the clairvoyant reads no header).
+// honestDialects returns the dialects of the honest header mode: g.dialects, or testserver's own
+// when it names none.
+func (g grid) honestDialects() []string {
+	if len(g.dialects) == 0 {
+		return []string{dialectTestserver}
+	}
+	return g.dialects
+}
+
+// cells returns the grid's cells with the headers and dialects innermost, so that cells differing
+// only in them share one physical limit (the clairvoyant reads no header). A dialect shapes honest
+// headers only: the honest mode gives one cell per dialect, and none and lying one cell each with
+// no dialect, whatever -dialects lists (their servers send the status alone, or testserver's own
+// fields lied, so a cell per dialect would run the same server again). The honest cell of the
+// "none" persona and the none header mode are two views of one server (the status alone): the
+// grid keeps both, the persona's cell being the dialect's row of the table.
 func (g grid) cells() []cell {
 	var out []cell
 	for _, s := range g.servers {
@@ -45,7 +63,15 @@ func (g grid) cells() []cell {
 				for _, w := range g.workers {
 					for _, k := range g.sharing {
 						for _, h := range g.headers {
-							out = append(out, cell{Server: s, Limit: l, RTT: rtt, Workers: w, Headers: h, Clients: k})
+							c := cell{Server: s, Limit: l, RTT: rtt, Workers: w, Headers: h, Clients: k}
+							if h != headersHonest {
+								out = append(out, c)
+								continue
+							}
+							for _, d := range g.honestDialects() {
+								c.Dialect = d
+								out = append(out, c)
+							}
 						}
 					}
 				}
@@ -55,9 +81,9 @@ func (g grid) cells() []cell {
 	return out
 }
 
-// physicalKey is a cell without its headers.
+// physicalKey is a cell without its headers and dialect.
 func physicalKey(c cell) cell {
-	c.Headers = ""
+	c.Headers, c.Dialect = "", ""
 	return c
 }
 
@@ -73,7 +99,7 @@ func runCell(t *testing.T, g grid, c cell, phys []outcome) []*record {
 	aimdWarm := -1.0
 	for _, k := range kinds {
 		r := &record{Client: k, Server: c.Server, Limit: c.Limit.Name, RTTms: float64(c.RTT) / float64(time.Millisecond),
-			Workers: c.Workers, Headers: c.Headers, Clients: c.Clients, cell: c}
+			Workers: c.Workers, Headers: c.Headers, Dialect: c.Dialect, Clients: c.Clients, cell: c}
 		for seed := range g.seeds {
 			r.add(runOnce(t, c, k, uint64(seed)+1), phys[seed])
 		}

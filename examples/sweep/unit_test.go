@@ -86,6 +86,11 @@ func TestJudge(t *testing.T) {
 	few := func(h string, ratio, share float64) *record {
 		return &record{Headers: h, Clients: 1, ElapsedOverPhysical: ratio, ThrottledShare: share, Share: 1, maxShare: 1, Jain: 1}
 	}
+	inDialect := func(d string, share float64) *record {
+		r := few(headersHonest, 1.0, share)
+		r.Dialect = d
+		return r
+	}
 	warm := func(w float64) *float64 { return &w }
 	tests := []struct {
 		name string
@@ -96,6 +101,12 @@ func TestJudge(t *testing.T) {
 		{"honest within", few(headersHonest, 1.10, 0.005), -1, true},
 		{"honest 429s", few(headersHonest, 1.0, 0.006), -1, false},
 		{"none within", few(headersNone, 1.0, 0.03), -1, true},
+		{"testserver dialect 429s", inDialect(dialectTestserver, 0.006), -1, false},
+		{"github within", inDialect("github", 0.005), -1, true},
+		{"github 403s", inDialect("github", 0.006), -1, false},
+		{"stripe within", inDialect("stripe", 0.03), -1, true},
+		{"stripe 429s", inDialect("stripe", 0.031), -1, false},
+		{"none persona within", inDialect("none", 0.03), -1, true},
 		{"slow", few(headersNone, 1.11, 0), -1, false},
 		{"lost", &record{Headers: headersNone, Clients: 2, ElapsedOverPhysical: 1, Lost: 1, Share: 1, maxShare: 1, Jain: 1}, -1, false},
 		{"unfair pair", &record{Headers: headersNone, Clients: 2, ElapsedOverPhysical: 1, Share: 0.79, maxShare: 1.21, Jain: 0.96}, -1, false},
