@@ -1,0 +1,51 @@
+package learn_test
+
+import (
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/steadyhttp/steady/throttle/learn"
+)
+
+// BenchmarkSteadyState measures what the learner costs per request once nothing it learns
+// changes: one Reserve and one ObserveAttempt of an answer a microsecond later, on an explicit
+// clock (advanced by hand, so the clock's own reading is not counted), against a server that says nothing (headers=none: the startup's slow start, opened) and
+// one that declares a quota far above the pace (headers=declared: the declared strategy spending
+// its credit). It is the learner's share of client.BenchmarkOverhead. Compare with benchstat:
+//
+//	go test -run '^$' -bench SteadyState -benchmem -count 10 ./throttle/learn > new.txt && benchstat new.txt
+func BenchmarkSteadyState(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		resp *http.Response
+	}{
+		{"headers=none", resp(200)},
+		{"headers=declared", resp(200, "X-RateLimit-Limit: 1000000", "X-RateLimit-Remaining: 999000", "X-RateLimit-Reset: 60")},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			l, err := learn.New()
+			if err != nil {
+				b.Fatal(err)
+			}
+			now := time.Now() // with a monotonic reading, as the throttle passes them
+			// Past the slow start: every request answered before the next one leaves.
+			for range 2048 {
+				now = now.Add(time.Microsecond)
+				if _, err := l.Reserve(now); err != nil {
+					b.Fatal(err)
+				}
+				l.ObserveAttempt(now, now.Add(time.Microsecond), c.resp, nil)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				now = now.Add(time.Microsecond)
+				r, err := l.Reserve(now)
+				if err != nil || r.Delay(now) != 0 {
+					b.Fatalf("not due at once (err %v)", err)
+				}
+				l.ObserveAttempt(now, now.Add(time.Microsecond), c.resp, nil)
+			}
+		})
+	}
+}
