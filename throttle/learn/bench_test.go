@@ -21,6 +21,8 @@ func BenchmarkSteadyState(b *testing.B) {
 		resp *http.Response
 	}{
 		{"headers=none", resp(200)},
+		{"headers=plain", resp(200, "Content-Type: application/json", "Content-Length: 512", "Date: Thu, 26 Nov 2026 10:00:00 GMT",
+			"Server: nginx", "Cache-Control: no-store", "Vary: Accept-Encoding", "Etag: \"33a64df551\"", "Connection: keep-alive")},
 		{"headers=declared", resp(200, "X-RateLimit-Limit: 1000000", "X-RateLimit-Remaining: 999000", "X-RateLimit-Reset: 60")},
 	} {
 		b.Run(c.name, func(b *testing.B) {
