@@ -240,7 +240,11 @@ func (l *Learner) arbitrate(t int64, now time.Time) {
 		cw = time.Duration(p.capWait)
 	}
 	l.p.SetMaxInFlight(t, p.maxInFlight, cw)
-	l.p.SetWindow(t, p.windowLimit, p.window, p.windowSlack, m.sends.latest(int64(p.windowLimit)))
+	var recent []int64
+	if p.windowLimit != l.p.WindowLimit() {
+		recent = m.sends.latest(int64(p.windowLimit)) // only a new limit seeds the window from them
+	}
+	l.p.SetWindow(t, p.windowLimit, p.window, p.windowSlack, recent)
 	switch {
 	case p.setCredit:
 		if p.credit != l.p.Credit() {
