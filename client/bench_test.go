@@ -29,9 +29,14 @@ func (memoryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 // BenchmarkOverhead measures what each stack adds per request over the bare base transport when
 // nothing is retried or throttled: steady's client with no options (which learns a pace per host)
 // and without a pace (the stack's fixed cost), and go-retryablehttp's client
-// with its defaults (logger off), each driven the way its users drive it. Compare with benchstat:
+// with its defaults (logger off), each driven the way its users drive it. Beside the wall time
+// per request it reports the process's CPU time per request (cpu-ns/op, where the system tells it,
+// the garbage collector's included), which the load of other processes on a shared machine does
+// not stretch. Compare the implementations side by side with benchstat, over the in-memory base
+// (the stacks' own cost):
 //
-//	go test -run '^$' -bench Overhead -benchmem -count 10 ./client > new.txt && benchstat new.txt
+//	go test -run '^$' -bench 'Overhead/.*/memory/(GET|POST)' -benchmem -count 10 ./client > new.txt
+//	benchstat -col /impl new.txt
 func BenchmarkOverhead(b *testing.B) {
 	payload := bytes.Repeat([]byte("x"), 1024)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -56,6 +61,7 @@ func BenchmarkOverhead(b *testing.B) {
 			}
 			do := func(b *testing.B, send func() (*http.Response, error)) {
 				b.ReportAllocs()
+				cpu0 := cpuTime()
 				for b.Loop() {
 					resp, err := send()
 					if err != nil {
@@ -63,6 +69,9 @@ func BenchmarkOverhead(b *testing.B) {
 					}
 					_, _ = io.Copy(io.Discard, resp.Body)
 					resp.Body.Close()
+				}
+				if cpu1 := cpuTime(); cpu0 >= 0 && cpu1 >= 0 {
+					b.ReportMetric(float64(cpu1-cpu0)/float64(b.N), "cpu-ns/op")
 				}
 			}
 			newRequest := func() *http.Request {
@@ -76,19 +85,19 @@ func BenchmarkOverhead(b *testing.B) {
 				}
 				return req
 			}
-			b.Run("bare/"+base.name+"/"+method, func(b *testing.B) {
+			b.Run("impl=bare/base="+base.name+"/req="+method, func(b *testing.B) {
 				c := &http.Client{Transport: base.rt()}
 				do(b, func() (*http.Response, error) { return c.Do(newRequest()) })
 			})
-			b.Run("steady/"+base.name+"/"+method, func(b *testing.B) {
+			b.Run("impl=steady/base="+base.name+"/req="+method, func(b *testing.B) {
 				c := New(WithBase(base.rt())) // the default: a learned pace per host
 				do(b, func() (*http.Response, error) { return c.Do(newRequest()) })
 			})
-			b.Run("steady-nopace/"+base.name+"/"+method, func(b *testing.B) {
+			b.Run("impl=steady-nopace/base="+base.name+"/req="+method, func(b *testing.B) {
 				c := New(WithBase(base.rt()), WithoutPace()) // the stack's fixed cost
 				do(b, func() (*http.Response, error) { return c.Do(newRequest()) })
 			})
-			b.Run("retryablehttp/"+base.name+"/"+method, func(b *testing.B) {
+			b.Run("impl=retryablehttp/base="+base.name+"/req="+method, func(b *testing.B) {
 				rc := retryablehttp.NewClient()
 				rc.Logger = nil
 				rc.HTTPClient = &http.Client{Transport: base.rt()}

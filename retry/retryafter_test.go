@@ -236,6 +236,29 @@ func TestMaxElapsedBoundsTheWholeRequest(t *testing.T) {
 	})
 }
 
+// The elapsed time counts from the start of the first attempt, however long it took to come back.
+func TestMaxElapsedCountsTheFirstAttempt(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := &timedServer{fn: func(n int, _ time.Time, h http.Header) int {
+			if n == 0 {
+				time.Sleep(2500 * time.Millisecond) // a slow first answer
+			}
+			h.Set("Retry-After", "3")
+			return 429
+		}}
+		tr, err := retry.NewTransport(pipenet.Serve(t, srv), retry.WithMaxElapsed(8*time.Second),
+			retry.WithRetryAfterJitter(0))
+		require.NoError(t, err)
+		start := time.Now()
+		resp, err := tr.RoundTrip(must(http.NewRequest("GET", "http://api.test/", nil)))
+		require.NoError(t, err)
+		require.NoError(t, resp.Body.Close())
+		assert.Equal(t, 429, resp.StatusCode)
+		assert.Equal(t, []time.Duration{5500 * time.Millisecond}, srv.gaps(), "a second wait would end at 8.5s")
+		assert.Equal(t, 5500*time.Millisecond, time.Since(start))
+	})
+}
+
 func TestServerPacedRetriesDoNotSpendTheBudget(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		srv := &timedServer{fn: func(n int, _ time.Time, h http.Header) int {

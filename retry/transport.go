@@ -102,7 +102,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		closeRequestBody(req)
 		return nil, err
 	}
-	start := time.Now()
+	began := sinceOrigin() // the monotonic clock alone: only a retry needs the start, as a time
 	sent := req
 	if t.cfg.idempotencyKeys && needsKey(req) {
 		sent = req.Clone(ctx)
@@ -127,7 +127,21 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		return resp, err
 	}
-	return t.retry(ctx, req, sent, start, lim, resp, err)
+	return t.retry(ctx, req, sent, began, lim, resp, err)
+}
+
+// clockOrigin is the origin of sinceOrigin's readings.
+var clockOrigin = time.Now()
+
+// sinceOrigin reads the monotonic clock alone, as the time since clockOrigin: half the cost of
+// time.Now, which reads the wall clock too. A request's start is read so, on every request, and
+// made a time (startOf) only on the slow path, when a retry is considered.
+func sinceOrigin() time.Duration { return time.Since(clockOrigin) }
+
+// startOf is the time at which a request that began at began (a sinceOrigin reading) started,
+// from now, a reading of the clock taken later (the two differ by their monotonic readings).
+func startOf(began time.Duration, now time.Time) time.Time {
+	return now.Add(began - now.Sub(clockOrigin))
 }
 
 // limits are what bounds one logical request: the Transport's options, or the request's own
@@ -188,9 +202,11 @@ func (t *Transport) read(resp *http.Response, now time.Time) dialects.Reading {
 	return dialects.Read(resp, now)
 }
 
-// retry is the slow path: attempt 1 of orig, sent as sent, failed with resp or err.
-func (t *Transport) retry(ctx context.Context, orig, sent *http.Request, start time.Time, lim limits,
+// retry is the slow path: attempt 1 of orig, begun at began (sinceOrigin), sent as sent, failed
+// with resp or err.
+func (t *Transport) retry(ctx context.Context, orig, sent *http.Request, began time.Duration, lim limits,
 	resp *http.Response, err error) (*http.Response, error) {
+	start := startOf(began, time.Now())
 	obs := t.cfg.observer
 	key := budgetKeyOf(orig)
 	var (

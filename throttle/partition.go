@@ -1,6 +1,7 @@
 package throttle
 
 import (
+	"math"
 	"sync"
 	"sync/atomic"
 )
@@ -12,9 +13,9 @@ type partition struct {
 	// set when the partition is made, under Throttle.mu.
 	base string
 
-	// refs counts the requests waiting or in flight on this partition. It is incremented only with
-	// Throttle.mu held, shared or exclusive (so eviction, which holds it exclusively, never evicts a
-	// partition in use), and decremented without it.
+	// refs counts the requests waiting or in flight on this partition. Eviction (Throttle.mu held)
+	// swaps a count of 0 for evictedRefs, so a partition in use is never evicted; acquire's fast
+	// path raises it without the lock and gives the partition up when it finds it evicted.
 	refs atomic.Int32
 	// pauseUntil is the end of the key's pause in nanoseconds since Throttle.epoch; values not
 	// after the current time mean no pause. It is written under mu: Pause only extends it, SetPause
@@ -27,9 +28,9 @@ type partition struct {
 	mu      sync.Mutex    // guards pauseCh and writes to pauseUntil
 	pauseCh chan struct{} // closed when the pause changes; created lazily by waiters
 
-	// Guarded by Throttle.mu (written under the exclusive lock). lim and learner are written once,
-	// before limInit is set, and read by requests after they acquired the partition.
-	limInit      bool
+	// Written under Throttle.mu's exclusive lock. lim and learner are written once, before limInit
+	// is set, and read by requests after they acquired the partition.
+	limInit      atomic.Bool
 	lim          Limiter
 	learner      Learner
 	costs        CostReserver   // lim, when it weighs requests
@@ -79,9 +80,15 @@ func (p *partition) pauseSignal() <-chan struct{} {
 	return p.pauseCh
 }
 
-// lru is a doubly linked list of partitions, most recently used first.
+// evictedRefs is the reference count of an evicted partition: far below any count of requests,
+// so that a fast-path acquire that raised it sees it evicted.
+const evictedRefs = math.MinInt32 / 2
+
+// lru is a doubly linked list of partitions, most recently used first. It is guarded by
+// Throttle.mu; head mirrors newest, for reading without the lock.
 type lru struct {
 	newest, oldest *partition
+	head           atomic.Pointer[partition]
 }
 
 func (l *lru) pushFront(p *partition) {
@@ -92,6 +99,7 @@ func (l *lru) pushFront(p *partition) {
 		l.oldest = p
 	}
 	l.newest = p
+	l.head.Store(p)
 }
 
 func (l *lru) remove(p *partition) {
@@ -99,6 +107,7 @@ func (l *lru) remove(p *partition) {
 		p.newer.older = p.older
 	} else {
 		l.newest = p.older
+		l.head.Store(p.older)
 	}
 	if p.older != nil {
 		p.older.newer = p.newer

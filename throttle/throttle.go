@@ -178,7 +178,7 @@ func (t *Throttle) PausedUntil(key string) time.Time {
 func (t *Throttle) Limiter(key string) Limiter {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
-	if p := t.parts[key]; p != nil && p.limInit {
+	if p := t.parts[key]; p != nil && p.limInit.Load() {
 		return p.lim
 	}
 	return nil
@@ -217,7 +217,7 @@ func (t *Throttle) lookup(key, base string) *partition {
 // evictOne removes the least recently used partition that no request is using; t.mu is held.
 func (t *Throttle) evictOne() bool {
 	for p := t.lru.oldest; p != nil; p = p.newer {
-		if p.refs.Load() == 0 {
+		if p.refs.CompareAndSwap(0, evictedRefs) {
 			t.lru.remove(p)
 			delete(t.parts, p.key)
 			return true
@@ -230,14 +230,14 @@ func (t *Throttle) evictOne() bool {
 // limiter created and its reference count raised; the caller lowers it (p.refs.Add(-1)) when its
 // request is done.
 func (t *Throttle) acquire(key, base string) (*partition, error) {
-	// Fast path, shared lock: the key is already the most recently used one (a hot key).
-	t.mu.RLock()
-	if p := t.parts[key]; p != nil && p.limInit && t.lru.newest == p {
-		p.refs.Add(1)
-		t.mu.RUnlock()
-		return p, nil
+	// Fast path, no lock: the key is already the most recently used one (a hot key), and was not
+	// evicted before its count was raised (eviction swaps a count of 0 for evictedRefs).
+	if p := t.lru.head.Load(); p != nil && p.key == key && p.limInit.Load() {
+		if p.refs.Add(1) > 0 {
+			return p, nil
+		}
+		p.refs.Add(-1)
 	}
-	t.mu.RUnlock()
 
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -245,7 +245,7 @@ func (t *Throttle) acquire(key, base string) (*partition, error) {
 	if p == nil {
 		return nil, ErrTooManyKeys
 	}
-	if !p.limInit {
+	if !p.limInit.Load() {
 		if t.factory != nil {
 			lim, err := t.factory(key)
 			if err != nil {
@@ -256,7 +256,7 @@ func (t *Throttle) acquire(key, base string) (*partition, error) {
 			p.costs, _ = lim.(CostReserver)
 			p.attempts, _ = lim.(AttemptLearner)
 		}
-		p.limInit = true
+		p.limInit.Store(true)
 	}
 	p.refs.Add(1)
 	return p, nil

@@ -232,6 +232,38 @@ func keysOf(th *Throttle) []string {
 	return keys
 }
 
+// A partition acquired, by the lock-free fast path or under the lock, is never evicted while it is
+// held, however the keys race for a set too small for them.
+func TestAcquiredPartitionsAreNotEvicted(t *testing.T) {
+	th := newThrottle(t, WithMaxKeys(2), leaky(1e9, 1<<20))
+	keys := []string{"a", "b", "c"}
+	var wg sync.WaitGroup
+	for g := range 6 {
+		wg.Go(func() {
+			for i := range 2000 {
+				key := keys[(g+i/50)%len(keys)] // runs of one key, so the fast path is taken
+				p, err := th.acquire(key, "")
+				if errors.Is(err, ErrTooManyKeys) {
+					continue
+				}
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				th.mu.Lock()
+				held := th.parts[key] == p
+				th.mu.Unlock()
+				p.refs.Add(-1)
+				if !held {
+					t.Errorf("key %s: the partition acquired was evicted while held", key)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
 func TestBoundedPartitions(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()

@@ -158,7 +158,14 @@ func (t *Throttle) observe(p *partition, base string, req *http.Request, sent ti
 		}
 	}
 	if p.learner != nil {
-		if now.IsZero() {
+		switch {
+		case !now.IsZero():
+		case !sent.IsZero():
+			// The answer's time as the send's plus the round trip on the monotonic clock: half
+			// the cost of a full reading (time.Since reads the monotonic clock alone), and the
+			// same instant but for a step of the wall clock during the round trip.
+			now = sent.Add(time.Since(sent))
+		default:
 			now = time.Now()
 		}
 		if p.attempts != nil {

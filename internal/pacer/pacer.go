@@ -166,6 +166,9 @@ func (p *Pacer) windowAllows(t int64) bool {
 	return addSat(p.ring[p.ringN%k], p.winSpan+p.winSlack) <= t
 }
 
+// WindowLimit returns the window's limit of requests (0: no window).
+func (p *Pacer) WindowLimit() int { return p.winLimit }
+
 // SetWindow allows at most limit requests in any span of time (a client-side sliding log), each
 // going at the earliest span plus slack after the one limit places before it; sends from the credit
 // count but are not held. A limit of 0 removes the window. When the limit changes, recent (the

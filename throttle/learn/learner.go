@@ -42,6 +42,10 @@ type Learner struct {
 	cur    strategy
 	credit bool   // the strategy in charge set a credit
 	sig    Signal // the answer being observed
+	// steady is set when the plan in force stays as it is through answers that say nothing
+	// (Signal.quiet) and that every strategy observes without an event: the arbiter then has
+	// nothing to re-apply (see arbitrate).
+	steady bool
 }
 
 var (
@@ -155,8 +159,8 @@ func (l *Learner) ObserveAttempt(sent, now time.Time, resp *http.Response, err e
 	}
 	// The signal lives in the Learner (guarded by mu): handed to the strategies through an
 	// interface, a local one would escape to the heap on every answer.
-	l.sig = readSignal(ts, t, now, resp, err, l.cfg.statuses, l.cfg.dialects)
 	sig := &l.sig
+	sig.read(ts, t, now, resp, err, l.cfg.statuses, l.cfg.dialects)
 	if !sig.Failed {
 		if sig.Throttled {
 			m.throttles++
@@ -165,15 +169,23 @@ func (l *Learner) ObserveAttempt(sent, now time.Time, resp *http.Response, err e
 			m.succ.add(t)
 		}
 	}
+	changed := false
 	if ev := m.units.observe(sig, m); ev != "" {
 		l.emit(now, "units: "+ev)
+		changed = true
 	}
 	for _, s := range l.strats {
 		if ev := s.observe(t, sig, m); ev != "" {
 			l.emit(now, s.name()+": "+ev)
+			changed = true
 		}
 	}
-	l.arbitrate(t, now)
+	// The steady state: an answer that says nothing, observed without an event, leaves a steady
+	// plan as it is (the same strategy drives, with the same pace, hold, credit and cap), so
+	// there is nothing to re-apply.
+	if changed || !l.steady || !sig.quiet() {
+		l.arbitrate(t, now)
+	}
 	// Only now is the place in flight freed: a request that waited for it goes at the pace the
 	// answer just set, not at the one before it.
 	l.p.Answered(t)
@@ -218,7 +230,8 @@ func (l *Learner) arbitrate(t int64, now time.Time) {
 	// The units quota meters every strategy's plan: its pace per unit, and its credit bounding
 	// the requests credit's burst by their costs.
 	l.p.SetInterval(t, pacer.LaneUnits, m.units.interval(m))
-	if uc := m.units.creditNow(m); uc != l.p.UnitCredit() {
+	uc := m.units.creditNow(m)
+	if uc != l.p.UnitCredit() {
 		l.p.GrantUnits(t, uc)
 	}
 	l.p.SetHold(t, p.hold)
@@ -227,7 +240,11 @@ func (l *Learner) arbitrate(t int64, now time.Time) {
 		cw = time.Duration(p.capWait)
 	}
 	l.p.SetMaxInFlight(t, p.maxInFlight, cw)
-	l.p.SetWindow(t, p.windowLimit, p.window, p.windowSlack, m.sends.latest(int64(p.windowLimit)))
+	var recent []int64
+	if p.windowLimit != l.p.WindowLimit() {
+		recent = m.sends.latest(int64(p.windowLimit)) // only a new limit seeds the window from them
+	}
+	l.p.SetWindow(t, p.windowLimit, p.window, p.windowSlack, recent)
 	switch {
 	case p.setCredit:
 		if p.credit != l.p.Credit() {
@@ -237,6 +254,14 @@ func (l *Learner) arbitrate(t int64, now time.Time) {
 		l.p.Grant(t, 0)
 	}
 	l.credit = p.setCredit
+	// Steady: no pause overlaid (its end would lift the hold), no units credit (it moves with
+	// every send), and a strategy whose plan holds through quiet answers. No strategy ahead of it
+	// in the precedence takes over on a quiet answer without an event: the pause needs a
+	// Retry-After, the declared strategy headers, the cycles a wall of throttles.
+	l.steady = false
+	if s, ok := chosen.(steadyStrategy); ok && !paused && uc < 0 && !p.setCredit && p.windowLimit == 0 && p.maxInFlight == 0 {
+		l.steady = s.steady(m)
+	}
 }
 
 // capWait is how long a request held back by the startup's cap waits for an answer at most: two

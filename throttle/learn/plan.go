@@ -32,3 +32,14 @@ type strategy interface {
 	// plan is what it asks of the pacer at t.
 	plan(t int64, m *model) plan
 }
+
+// steadyStrategy is a strategy that can tell when its plan stays as it is through any number of
+// quiet answers (Signal.quiet) that it observes without an event: the arbiter then does not
+// re-apply it on every answer (the steady state of a server that says nothing and throttles
+// nothing costs no re-plan).
+type steadyStrategy interface {
+	strategy
+	// steady reports whether the plan stays the same through quiet answers observed without an
+	// event, as long as the strategy drives.
+	steady(m *model) bool
+}

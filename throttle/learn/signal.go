@@ -40,6 +40,12 @@ type Signal struct {
 	UnitContinuous        bool
 }
 
+// quiet reports whether the signal says nothing but that the attempt came back (or failed): no
+// throttle, no declared field, no Retry-After.
+func (s *Signal) quiet() bool {
+	return *s == Signal{Sent: s.Sent, Answered: s.Answered, Failed: s.Failed}
+}
+
 // headers reports whether the signal carries any declared quota field.
 func (s *Signal) headers() bool { return s.Limit > 0 || s.HasRemaining }
 
@@ -52,10 +58,18 @@ func (s *Signal) headers() bool { return s.Limit > 0 || s.HasRemaining }
 // the key until it comes back, as a Retry-After would, when it comes back whole or a request was
 // refused for it.
 func readSignal(sent, answered int64, now time.Time, resp *http.Response, err error, statuses []int, rd *dialects.Reader) Signal {
-	s := Signal{Sent: sent, Answered: answered}
+	var s Signal
+	s.read(sent, answered, now, resp, err, statuses, rd)
+	return s
+}
+
+// read is readSignal into s, in place (the learner's signal is read on every answer: a Signal
+// returned by value is copied once more).
+func (s *Signal) read(sent, answered int64, now time.Time, resp *http.Response, err error, statuses []int, rd *dialects.Reader) {
+	*s = Signal{Sent: sent, Answered: answered}
 	if err != nil || resp == nil {
 		s.Failed = true
-		return s
+		return
 	}
 	for _, st := range statuses {
 		if resp.StatusCode == st {
@@ -72,6 +86,9 @@ func readSignal(sent, answered int64, now time.Time, resp *http.Response, err er
 	if resp.StatusCode >= 400 {
 		// A Retry-After on a success (a 202's polling hint) asks for no pause.
 		s.RetryAfter, s.HasRetry = int64(r.RetryAfter), r.HasRetryAfter
+	}
+	if len(r.Quotas) == 0 {
+		return // the common answer: no quota declared
 	}
 	if q, ok := r.QuotaOf(dialects.UnitRequests); ok {
 		s.Limit, s.Window = q.Limit, int64(q.Window)
@@ -96,7 +113,6 @@ func readSignal(sent, answered int64, now time.Time, resp *http.Response, err er
 		int64(q.Reset) > s.RetryAfter {
 		s.RetryAfter, s.HasRetry = int64(q.Reset), true
 	}
-	return s
 }
 
 // unitsOf is the quota of other units than requests that a request's cost (request.WithCost)

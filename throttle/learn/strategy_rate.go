@@ -61,6 +61,11 @@ func (r *rateStrategy) plan(t int64, m *model) plan {
 	return plan{interval: iv, hold: r.cutAt + iv}
 }
 
+// steady: the pace and the hold after the last cut move on a success only with an event (a
+// search that doubles, a cruise that turns to a probe, a probe that holds), except while
+// recovering, where every success ramps the pace up.
+func (r *rateStrategy) steady(m *model) bool { return r.st != "recover" }
+
 // measured is the rate, in requests per second, the server admitted over the last
 // MeasureSuccesses successes since the previous cut, if that many were seen.
 func (r *rateStrategy) measured(m *model, since int64) (float64, bool) {

@@ -30,3 +30,6 @@ func (startupStrategy) plan(t int64, m *model) plan {
 	}
 	return plan{maxInFlight: int(m.successes) + 1}
 }
+
+// steady: once open, the plan is no cap and no pace, whatever the successes.
+func (startupStrategy) steady(m *model) bool { return m.successes+1 >= startupOpen }
