@@ -116,3 +116,42 @@ func BenchmarkOverhead(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkTransportOverhead measures the stack alone: its RoundTrip called directly over the
+// in-memory transport with one request reused, without http.Client and without building a request
+// per call, so that little but the stack's own work is left beside the bare transport's. It is
+// BenchmarkOverhead's steady GET less the client's share; run it with -cpu 1 on a shared machine
+// (the garbage collector then takes its CPU time on the benchmark's own thread):
+//
+//	go test -run '^$' -bench TransportOverhead -benchmem -cpu 1 -count 10 ./client > new.txt
+//	benchstat -col /impl new.txt
+func BenchmarkTransportOverhead(b *testing.B) {
+	req, err := http.NewRequest(http.MethodGet, "http://api.test/items", nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		rt   http.RoundTripper
+	}{
+		{"impl=bare", memoryTransport{}},
+		{"impl=steady", NewTransport(memoryTransport{})},
+		{"impl=steady-nopace", NewTransport(memoryTransport{}, WithoutPace())},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			cpu0 := cpuTime()
+			for b.Loop() {
+				resp, err := c.rt.RoundTrip(req)
+				if err != nil {
+					b.Fatal(err)
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+			if cpu1 := cpuTime(); cpu0 >= 0 && cpu1 >= 0 {
+				b.ReportMetric(float64(cpu1-cpu0)/float64(b.N), "cpu-ns/op")
+			}
+		})
+	}
+}
