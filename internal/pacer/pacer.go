@@ -61,6 +61,10 @@ type Pacer struct {
 	head, tail *Reservation
 	pending    int
 
+	// batching is set between Begin and Commit: the settings change without placing the waiting
+	// requests, and dirty records that one did.
+	batching, dirty bool
+
 	// The window: at most winLimit sends in any winSpan (plus winSlack); ring holds the slots of
 	// the latest winLimit sends, ringN counting every send. winLimit 0: no window.
 	winLimit          int
@@ -188,9 +192,7 @@ func (p *Pacer) SetWindow(t int64, limit int, span, slack int64, recent []int64)
 		}
 	}
 	p.winLimit, p.winSpan, p.winSlack = max(limit, 0), span, slack
-	if p.head != nil {
-		p.Reschedule(t)
-	}
+	p.changed(t)
 }
 
 // slotFor is the earliest slot at or after t at which a request of cost fits every lane whose free
@@ -342,9 +344,7 @@ func (p *Pacer) SetInterval(t int64, lane int, iv int64) {
 		}
 	}
 	if d := iv - old; d > old/100 || -d > old/100 || (iv == 0) != (old == 0) {
-		if p.head != nil {
-			p.Reschedule(t)
-		}
+		p.changed(t)
 	}
 }
 
@@ -354,9 +354,7 @@ func (p *Pacer) SetHold(t, hold int64) {
 		return
 	}
 	p.hold = hold
-	if p.head != nil {
-		p.Reschedule(t)
-	}
+	p.changed(t)
 }
 
 // SetMaxInFlight caps the requests in flight (0: no cap). A request held back by the cap waits
@@ -367,9 +365,7 @@ func (p *Pacer) SetMaxInFlight(t int64, n int, wait time.Duration) {
 		return
 	}
 	p.maxInFlight = max(n, 0)
-	if p.head != nil {
-		p.Reschedule(t)
-	}
+	p.changed(t)
 }
 
 // Grant sets the credit to n at t: that many requests go at once (within the units credit, see
@@ -378,7 +374,7 @@ func (p *Pacer) SetMaxInFlight(t int64, n int, wait time.Duration) {
 func (p *Pacer) Grant(t, n int64) {
 	p.Settle(t)
 	p.credit = max(n, 0)
-	p.release(t)
+	p.released(t)
 }
 
 // GrantUnits sets the units credit to n at t: the requests going at once from the credit may cost
@@ -387,6 +383,48 @@ func (p *Pacer) Grant(t, n int64) {
 func (p *Pacer) GrantUnits(t, n int64) {
 	p.Settle(t)
 	p.unitCredit = max(n, -1)
+	p.released(t)
+}
+
+// Begin starts a batch of settings applied at once: until Commit, the Set and Grant methods
+// change the settings without placing or releasing the waiting requests, so that none goes under
+// a mix of the old settings and the new (a spacing lifted before the hold that replaces it is set
+// would let every waiting request go).
+func (p *Pacer) Begin() { p.batching = true }
+
+// Commit ends the batch Begin started: the waiting requests are placed once, at t, under the
+// settings as they now are, and the credit releases those it lets go.
+func (p *Pacer) Commit(t int64) {
+	p.batching = false
+	if !p.dirty {
+		return
+	}
+	p.dirty = false
+	if p.head != nil {
+		p.Reschedule(t)
+	}
+	p.release(t)
+}
+
+// changed places the waiting requests again at t after a setting changed, or, in a batch, notes
+// that Commit must.
+func (p *Pacer) changed(t int64) {
+	if p.batching {
+		p.dirty = true
+		return
+	}
+	if p.head != nil {
+		p.Reschedule(t)
+	}
+}
+
+// released sends the waiting requests a new credit lets go at t, or, in a batch, leaves it to
+// Commit.
+func (p *Pacer) released(t int64) {
+	if p.batching {
+		p.dirty = true
+		return
+	}
 	p.release(t)
 }
 

@@ -175,3 +175,45 @@ func TestPacerUnitCredit(t *testing.T) {
 		t.Fatal("an unmetered credit held a costly request")
 	}
 }
+
+// TestPacerBatchAppliesAsOne: a plan that lifts the spacing and sets a hold in its place lets no
+// waiting request go in between when applied in a batch; applied setting by setting, the spacing
+// lifted first sends every waiter at once (what a learner switching from a pace to a hold did).
+func TestPacerBatchAppliesAsOne(t *testing.T) {
+	for _, batched := range []bool{true, false} {
+		p, sent, _ := newTestPacer()
+		p.SetInterval(0, LaneRequests, 1000)
+		p.Reserve(0, 1) // due at 0
+		var rs []*Reservation
+		for range 3 {
+			rs = append(rs, p.Reserve(1, 1)) // waiting at 1000, 2000, 3000
+		}
+		if batched {
+			p.Begin()
+		}
+		p.SetInterval(10, LaneRequests, 0)
+		p.SetHold(10, 9000)
+		p.Grant(10, 1)
+		if batched {
+			if len(*sent) != 1 {
+				t.Fatalf("batched: %d sent before Commit, want only the first", len(*sent))
+			}
+			p.Commit(10)
+		}
+		gone := len(*sent) - 1
+		for _, r := range rs {
+			if !r.inList {
+				continue
+			}
+			if r.slot < 9000 {
+				t.Fatalf("batched=%v: a waiter slotted at %d, before the hold", batched, r.slot)
+			}
+		}
+		if batched && gone != 0 {
+			t.Fatalf("batched: %d waiters went before the hold, want none", gone)
+		}
+		if !batched && gone != 3 {
+			t.Fatalf("unbatched: %d waiters went, want all 3 (the hazard the batch removes)", gone)
+		}
+	}
+}

@@ -226,6 +226,10 @@ func (l *Learner) arbitrate(t int64, now time.Time) {
 			l.emit(now, "in charge: "+prev+" -> "+chosen.name())
 		}
 	}
+	// The plan goes in as one: a request waiting now is placed under the whole new plan, never
+	// under its spacing with the old hold.
+	l.p.Begin()
+	defer l.p.Commit(t)
 	l.p.SetInterval(t, pacer.LaneRequests, p.interval)
 	// The units quota meters every strategy's plan: its pace per unit, and its credit bounding
 	// the requests credit's burst by their costs.

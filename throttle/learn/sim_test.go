@@ -32,7 +32,9 @@ type simServer struct {
 	headers  string
 	rtt      time.Duration
 	jitter   time.Duration
-	capacity int64 // the bucket's, for "shopify"
+	capacity int64        // the bucket's, for "shopify"
+	log      func(string) // with -trace under -one: every decision
+	start    time.Time
 
 	mu       sync.Mutex
 	rng      *rand.Rand
@@ -73,6 +75,9 @@ func (s *simServer) decide() *http.Response {
 	} else {
 		s.denied++
 		status = http.StatusTooManyRequests
+	}
+	if s.log != nil {
+		s.log(fmt.Sprintf("server %v allowed=%v remaining=%d", now.Sub(s.start), d.Allowed, d.Remaining))
 	}
 	h := http.Header{}
 	f := ratelimitheader.Fields{Limit: d.Limit, Window: s.alg.Window(), Remaining: d.Remaining, Reset: d.ResetAfter, RetryAfter: d.RetryAfter}
@@ -126,7 +131,10 @@ func runCell(t *testing.T, c cell, seed uint64) outcome {
 		if err != nil {
 			t.Fatal(err)
 		}
-		srv := &simServer{alg: alg, headers: c.headers, capacity: c.burst, rtt: c.rtt, jitter: c.rtt / 10, rng: rand.New(rand.NewPCG(seed, 7))}
+		srv := &simServer{alg: alg, headers: c.headers, capacity: c.burst, rtt: c.rtt, jitter: c.rtt / 10, rng: rand.New(rand.NewPCG(seed, 7)), start: time.Now()}
+		if *trace && *one != "" {
+			srv.log = func(s string) { t.Log(s) }
+		}
 		var mu sync.Mutex
 		var lrn *learn.Learner
 		start := time.Now()
@@ -321,6 +329,36 @@ func TestAssumedLeakMeasured(t *testing.T) {
 							continue
 						}
 						t.Logf("%s: %.3fx, %.2f%% throttled, learned %+v", desc, ratio, 100*o.share(), o.limit)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestHeaderlessLowRatesFound runs buckets at low rates (3, 5 and 8 a second, burst equal to the
+// rate) that say nothing but 429, with round trips of 1 and 50 ms, 4 and 16 workers, 300 requests,
+// on three seeds. The search's doubling leaves a bracket of two around the rate; the bisection
+// narrows it, so every cell finishes within the 1.10x of the physical limit (the cruise at
+// the bracket's lower end took 1.26x at 5/s) and loses nothing. The 429 share is the other
+// goal (3%); it is not asserted here: the startup's overshoot and the bisection's refuted tests
+// cost 2.6-6.5% of 300 attempts in these cells (docs/learner.md §6).
+func TestHeaderlessLowRatesFound(t *testing.T) {
+	for _, alg := range []string{"token-bucket", "leaky-bucket"} {
+		for _, rate := range []int64{3, 5, 8} {
+			for _, rtt := range []time.Duration{time.Millisecond, 50 * time.Millisecond} {
+				for _, workers := range []int{4, 16} {
+					c := cell{alg, rate, time.Second, rate, "none", rtt, workers, 300}
+					for seed := uint64(1); seed <= 3; seed++ {
+						o := runCell(t, c, seed)
+						ratio := float64(o.elapsed) / float64(physical(c))
+						if o.lost != 0 || ratio > 1.10 {
+							t.Errorf("%s %d/s, rtt %v, %d workers, seed %d: lost %d, %.3fx the physical limit (%.2f%% throttled); want 0 and at most 1.10x",
+								alg, rate, rtt, workers, seed, o.lost, ratio, 100*o.share())
+							for _, e := range o.events {
+								t.Log("   ", e)
+							}
+						}
 					}
 				}
 			}

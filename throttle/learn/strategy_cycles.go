@@ -81,6 +81,15 @@ func (c *cyclesStrategy) observe(t int64, s *Signal, m *model) string {
 			// the same instant as the throttle is of the run: the burst that met the end.)
 			return ""
 		}
+		if c.run == 0 && c.wallThrottles > 0 && s.Sent <= c.firstThrottleSent {
+			// Sent no later than the first throttle after the run, answered after it: the
+			// burst's last success, overtaken on the way back. It is of the run, not a new one
+			// (counted as one, the run of one after it is no quota, and the wall is missed).
+			c.lastRun++
+			c.maxRun = max(c.maxRun, c.lastRun)
+			c.lastSuccessSent = max(c.lastSuccessSent, s.Sent)
+			return ""
+		}
 		c.lastSuccessSent = max(c.lastSuccessSent, s.Sent)
 		if c.run == 0 {
 			c.runStart = s.Sent
@@ -186,7 +195,10 @@ func (c *cyclesStrategy) plan(t int64, m *model) plan {
 	// the next request tries again.
 	p := plan{setCredit: true}
 	if c.sentInCycle < c.quota {
-		p.credit = c.quota - c.sentInCycle
+		// The spacing after the credit is the period's upper bound: the quota spent, nothing
+		// more goes in this cycle until an answer re-plans (an unpaced plan would let every
+		// waiting request follow the credit at once, into the wall).
+		p.credit, p.interval = c.quota-c.sentInCycle, c.hi
 		return p
 	}
 	p.maxInFlight, p.capWait = 1, c.hi

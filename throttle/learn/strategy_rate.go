@@ -11,6 +11,8 @@ import (
 //
 //	search    after the first throttle: from a prior (the burst the server admitted, taken as per
 //	          second), the rate doubles every half measure of successes until a throttle
+//	bisect    a doubling was refuted: the rate lies between the last pace held and the one refuted;
+//	          the pace tests their geometric middle until the bracket is within a probe's reach
 //	recover   after a cut to Backoff times the rate the server admitted: back to just under it
 //	          within a quarter of the quiet span
 //	cruise    just under the rate the server admitted, for the quiet span: 1/ThrottleBudget
@@ -31,6 +33,11 @@ type rateStrategy struct {
 	burst int64
 	// doubled is set once the search has doubled its prior.
 	doubled bool
+	// hi is the lowest pace refuted while bisecting (a throttle at it): the rate is below it.
+	hi float64
+	// fresh is set while the test under way began at a throttle: the server had no credit left
+	// then, so its burst cannot carry the test.
+	fresh bool
 	// cuts remembers the time and the success count at the latest cuts, to measure the rate the
 	// server admitted over several epochs (see longRun).
 	cuts [longRunCuts]struct{ at, successes int64 }
@@ -107,6 +114,19 @@ func (r *rateStrategy) observe(t int64, s *Signal, m *model) string {
 			r.rate, r.doubled = r.clamp(2*r.rate), true
 			return fmt.Sprintf("search: %.3g/s", r.rate)
 		}
+	case "bisect":
+		if r.succ >= r.bisectSpan(m) {
+			// The server sustained the middle: it is the new lower end of the bracket.
+			r.best, r.succ, r.fresh = r.rate, 0, false
+			if r.narrow(m) {
+				r.st = "cruise"
+				r.quiet = r.quietSpan(m)
+				r.rate = r.clamp(r.best * (1 - m.tun.Headroom))
+				return fmt.Sprintf("bisect: held %.3g/s (refuted %.3g/s) -> cruise", r.best, r.hi)
+			}
+			r.rate = r.clamp(math.Sqrt(r.best * r.hi))
+			return fmt.Sprintf("bisect: held %.3g/s -> test %.3g/s (refuted %.3g/s)", r.best, r.rate, r.hi)
+		}
 	case "recover":
 		target := r.best * (1 - m.tun.Headroom)
 		ramp := max(r.quiet/4, 1)
@@ -149,6 +169,41 @@ func (r *rateStrategy) probeSpan() int64 {
 	return span
 }
 
+// narrow reports whether the bracket [best, hi) is within a probe's reach: the cruise and its
+// probes take it from there.
+func (r *rateStrategy) narrow(m *model) bool {
+	return r.hi <= r.best*(1+2*m.tun.ProbeGain)
+}
+
+// bisectSpan is how many successes a bisection's test must draw before it holds. Held, the pace p
+// becomes the bracket's lower end, so the test must rule out a rate below it carried by credit the
+// server held at the test's start: a pace p over a rate e overdraws by 1-e/p a success, so c units
+// of credit carry it at most c·p/(p-e) successes. A test that began at a throttle starts with less
+// than one unit; one that follows a test held may start with the server's whole burst. And at least
+// 2/ProbeGain successes: with one unit of slack that proves the rate within half a probe's gain of
+// p (a rate e with (1-e/p)·2/ProbeGain >= 1 throttles it), so the bracket the cruise inherits is
+// not wider than it says.
+func (r *rateStrategy) bisectSpan(m *model) int64 {
+	credit := float64(r.burst + 1)
+	if r.fresh {
+		credit = 1
+	}
+	span := math.Ceil(2 / m.tun.ProbeGain)
+	if over := r.rate - r.best; over > 0 {
+		span = max(span, math.Ceil(credit*r.rate/over))
+	}
+	return int64(min(span, math.MaxInt32))
+}
+
+// quietSpan is the successes the cruise lasts after an epoch: the throttles it cost are then a
+// ThrottleBudget share of the successes, counting at least the one that cut and the requests in
+// flight with it.
+func (r *rateStrategy) quietSpan(m *model) int64 {
+	cost := max(1+int64(m.inFlight), r.epochThrottles)
+	r.epochThrottles = 0
+	return int64(math.Ceil(float64(cost) / m.tun.ThrottleBudget))
+}
+
 // cut reacts to the first throttle of an epoch.
 func (r *rateStrategy) cut(t int64, m *model) string {
 	meas, ok := r.measured(m, r.cutAt)
@@ -163,16 +218,45 @@ func (r *rateStrategy) cut(t int64, m *model) string {
 		r.best = math.Inf(1)
 		r.cutAt, r.succ = t, 0
 		return fmt.Sprintf("first throttle after %d successes: search from %.3g/s", m.successes, r.rate)
-	case r.st == "search":
+	case r.st == "search" || r.st == "bisect":
 		// The last rate that drew no throttle: the one before the last doubling, or, when the
 		// prior itself drew it, the prior (it was admitted until now: the throttle says the limit
-		// is at it, not below it).
-		r.best = r.rate
-		if r.doubled {
-			r.best = r.rate / 2
+		// is at it, not below it). A bisection's lower end was held.
+		refuted := r.rate
+		if r.st == "search" {
+			r.best = r.rate
+			if r.doubled {
+				r.best = r.rate / 2
+			}
+			if ok {
+				r.best = min(r.best, meas)
+			}
 		}
-		if ok {
-			r.best = min(r.best, meas)
+		// A test that began from nothing and is refuted sooner than any rate at or above the
+		// lower end allows refutes the lower end too: a pace p over a rate e >= best overdraws
+		// an empty bucket by 1-e/p a success, so it draws at least p/(p-best)-1 successes
+		// before its first throttle. Then there is no bracket: the recover below finds the rate.
+		lowRefuted := r.st == "bisect" && r.fresh && refuted > r.best &&
+			float64(r.succ) < math.Floor(refuted/(refuted-r.best))-1
+		// A test refuted costs its throttle and the requests in flight at its pace, p·RTT: the
+		// bisection runs only while that is at most one more, the cost of the probe it saves
+		// (at a pace that keeps more in flight the cruise and its probes take the bracket up,
+		// one quiet span at a time, within the ThrottleBudget).
+		cheap := refuted*float64(m.rtt.srtt)/1e9 <= 1
+		if r.doubled && refuted > r.best && !lowRefuted && cheap {
+			// The rate lies in [best, refuted): a doubling leaves a bracket of two, and cruising
+			// at its lower end would leave up to half the server's rate unused until the probes
+			// climb it, one quiet span each. Test the bracket's geometric middle instead, at
+			// once: the throttle emptied the server's credit, so the test starts from nothing
+			// and is refuted within p/(p-rate) sends if too fast.
+			r.hi = refuted
+			if !r.narrow(m) {
+				prev := r.st
+				r.st, r.fresh = "bisect", true
+				r.rate = r.clamp(math.Sqrt(r.best * r.hi))
+				r.cutAt, r.succ = t, 0
+				return fmt.Sprintf("%s: throttled at %.3g/s -> bisect: test %.3g/s (held %.3g/s)", prev, refuted, r.rate, r.best)
+			}
 		}
 	case r.st == "probe":
 		// The probe found the limit: the estimate stands, and the next probe starts small.
@@ -214,9 +298,7 @@ func (r *rateStrategy) cut(t int64, m *model) string {
 	// The quiet span makes the throttles of an epoch a ThrottleBudget share of the successes: at
 	// least the one that cut and the requests in flight with it, and at least what the last
 	// epoch cost.
-	cost := max(1+int64(m.inFlight), r.epochThrottles)
-	r.quiet = int64(math.Ceil(float64(cost) / m.tun.ThrottleBudget))
-	r.epochThrottles = 0
+	r.quiet = r.quietSpan(m)
 	r.cuts[r.ncut%longRunCuts] = struct{ at, successes int64 }{t, m.successes}
 	r.ncut++
 	return fmt.Sprintf("%s: throttled -> recover at %.3g/s (estimate %.3g/s, quiet for %d successes)", prev, r.rate, r.best, r.quiet)
