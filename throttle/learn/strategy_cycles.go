@@ -1,6 +1,9 @@
 package learn
 
-import "fmt"
+import (
+	"fmt"
+	"time"
+)
 
 // cyclesStrategy learns, without headers, a quota that comes back whole: a fixed window or a
 // sliding log answers a client that outruns it with a run of successes (its quota), then a wall
@@ -93,9 +96,14 @@ func (c *cyclesStrategy) observe(t int64, s *Signal, m *model) string {
 		c.lastSuccessSent = max(c.lastSuccessSent, s.Sent)
 		if c.run == 0 {
 			c.runStart = s.Sent
-			// A wall is throttles sent after the run, over at least a round trip: the burst that
-			// ran into the quota's end is throttled at once, a wall goes on being throttled.
-			wall := c.wallThrottles >= minWallThrottles && c.lastThrottleSent-c.firstThrottleSent >= m.rtt.min
+			// A wall is throttles sent after the run, over at least a round trip, and over at
+			// least the time a bucket refilling at the prior (the run per second, as the rate
+			// strategy takes it) gives a request back in: the burst that ran into the quota's end
+			// is throttled at once (a startup's requests in flight span a round trip or two), a
+			// wall goes on being throttled for longer than a refill would leave it shut.
+			spread := c.lastThrottleSent - c.firstThrottleSent
+			wall := c.wallThrottles >= minWallThrottles && spread >= m.rtt.min &&
+				(c.lastRun == 0 || spread >= int64(time.Second)/c.lastRun)
 			// A quota that comes back whole comes back the same size: a run much shorter than
 			// the longest one before it (a trickle let through while a bucket or a counter
 			// refills) is no quota.
