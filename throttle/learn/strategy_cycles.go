@@ -79,18 +79,20 @@ func (c *cyclesStrategy) observe(t int64, s *Signal, m *model) string {
 			c.lastThrottleSent = max(c.lastThrottleSent, s.Sent)
 			return ""
 		}
-		if s.Sent < c.lastThrottleSent {
-			// Overtaken on the way by a throttle sent after it: the run was over. (One sent in
-			// the same instant as the throttle is of the run: the burst that met the end.)
-			return ""
-		}
-		if c.run == 0 && c.wallThrottles > 0 && s.Sent <= c.firstThrottleSent {
-			// Sent no later than the first throttle after the run, answered after it: the
-			// burst's last success, overtaken on the way back. It is of the run, not a new one
-			// (counted as one, the run of one after it is no quota, and the wall is missed).
+		if c.run == 0 && c.wallThrottles > 0 && s.Sent <= c.firstThrottleSent+m.rtt.margin(m.tun.JitterMargin) {
+			// Sent no later than the first throttle after the run (or within the jitter margin
+			// after it: it may have overtaken the throttle on the way there), answered after it:
+			// the burst's last success. It is of the run, not a new one (counted as one, the run
+			// of one after it is no quota, and the wall is missed; left out, the quota is one
+			// short and a cycle that opens early on the last place is taken for a period).
 			c.lastRun++
 			c.maxRun = max(c.maxRun, c.lastRun)
 			c.lastSuccessSent = max(c.lastSuccessSent, s.Sent)
+			return ""
+		}
+		if s.Sent < c.lastThrottleSent {
+			// Overtaken on the way by a throttle sent after it: the run was over. (One sent in
+			// the same instant as the throttle is of the run: the burst that met the end.)
 			return ""
 		}
 		c.lastSuccessSent = max(c.lastSuccessSent, s.Sent)
