@@ -26,7 +26,7 @@ func TestGrid(t *testing.T) {
 		limit  int64
 		window time.Duration
 	}
-	rates := []rl{{1, time.Second}, {5, time.Second}, {50, time.Second}, {200, time.Second}}
+	rates := []rl{{1, time.Second}, {5, time.Second}, {50, time.Second}, {200, time.Second}, {100, time.Minute}}
 	var lines []string
 	met, total := 0, 0
 	for _, a := range algs {

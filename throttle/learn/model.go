@@ -58,6 +58,10 @@ type model struct {
 	rateAssumed bool
 	leak        leakMeter
 
+	// trickled is set when the cycles strategy's test found that a quota after a wall trickles
+	// back instead of coming back whole (a bucket); the rate strategy reads and clears it.
+	trickled bool
+
 	// pauseUntil is the end of the last Retry-After the server asked for (0: none).
 	pauseUntil int64
 

@@ -129,6 +129,10 @@ func (c *cyclesStrategy) observe(t int64, s *Signal, m *model) string {
 		}
 		if s.Throttled {
 			c.st = "refuted"
+			// A trickle is what a bucket gives back after a wall, a request or two: less than
+			// half of what makes the quota whole. A counter gives back a share of its limit as
+			// its previous window's weight decays (22 of 50 at 50/s), which is no trickle.
+			m.trickled = float64(c.admittedInTest) < m.tun.WholeShare*float64(c.quota)/2
 			return fmt.Sprintf("refuted: throttled after %d of %d came back (the quota refills, it does not come back whole)", c.admittedInTest, c.quota)
 		}
 		c.admittedInTest++
@@ -209,6 +213,13 @@ func (c *cyclesStrategy) plan(t int64, m *model) plan {
 		// more goes in this cycle until an answer re-plans (an unpaced plan would let every
 		// waiting request follow the credit at once, into the wall).
 		p.credit, p.interval = c.quota-c.sentInCycle, c.hi
+		if c.st == "testing" {
+			// The test goes as a fast slow start: two at first, four more in flight per
+			// success. A bucket refutes it with the one or two in flight (it gives back one
+			// request, and the next is throttled), not with every worker's request sent into
+			// it; a quota that came back whole admits them all, log5 of it round trips later.
+			p.maxInFlight = 4*int(c.admittedInTest) + 2
+		}
 		return p
 	}
 	p.maxInFlight, p.capWait = 1, c.hi

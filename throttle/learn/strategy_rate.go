@@ -33,6 +33,8 @@ type rateStrategy struct {
 	burst int64
 	// doubled is set once the search has doubled its prior.
 	doubled bool
+	// wallRate is the pace after the latest wall's halvings: the one that outlasted it.
+	wallRate float64
 	// hi is the lowest pace refuted while bisecting (a throttle at it): the rate is below it.
 	hi float64
 	// fresh is set while the test under way began at a throttle: the server had no credit left
@@ -89,6 +91,19 @@ func (r *rateStrategy) observe(t int64, s *Signal, m *model) string {
 		// sent, arriving after, are theirs too.
 		r.cyclesUntil, r.cyclesDrove = t, true
 		return ""
+	}
+	if m.trickled {
+		// The quota trickled back after the wall (the cycles' test): the server refills, and
+		// a wall means the estimate is far over its rate (a prior of a burst per second against
+		// 100 a minute). The way back up starts from the pace that outlasted the wall: snapped
+		// back to the cut before it, the pace walls again on the next success and costs a
+		// wall's throttles per tenth it comes down; ramped, it meets the rate on the way, and
+		// the throttle there bounds the estimate. (A window's wall is its silence, not its
+		// rate: without the test's verdict the pace goes straight back.)
+		m.trickled = false
+		if r.wallRate > 0 && r.st == "recover" {
+			r.rCut, r.rate, r.succ = r.wallRate, r.wallRate, 0
+		}
 	}
 	if s.Failed || (m.trust == trustBelieved && s.headers()) || (r.cyclesDrove && s.Sent <= r.cyclesUntil) {
 		return ""
@@ -267,6 +282,7 @@ func (r *rateStrategy) cut(t int64, m *model) string {
 		// logarithmic in its length, not linear.
 		r.rate = r.clamp(r.rate / 2)
 		r.cutAt = t
+		r.wallRate = r.rate
 		// The long-run measure starts again after the wall: the silence is a window's (or a
 		// burst's debt), not what the server sustains at a steady pace.
 		r.ncut = 0
