@@ -24,9 +24,14 @@ type rateStrategy struct {
 	rate  float64 // pace, requests per second
 	best  float64 // the highest rate the server was seen to sustain, requests per second
 	cutAt int64   // time of the last cut: throttles for requests sent before it belong to it
-	rCut  float64 // the pace right after the last cut
-	succ  int64   // successes since the last cut or probe start
-	gain  float64 // the next probe's gain: doubles with every probe that holds
+	// cutSuccesses is the count of successes at the last cut: what the server admitted since.
+	cutSuccesses int64
+	// probeCredit bounds the credit the server can hold when the probe under way began, were
+	// its rate under the probe's pace: see probeSpan.
+	probeCredit float64
+	rCut        float64 // the pace right after the last cut
+	succ        int64   // successes since the last cut or probe start
+	gain        float64 // the next probe's gain: doubles with every probe that holds
 	// burst is the run of successes the server admitted before its first throttle: as many as
 	// its burst (plus what refilled meanwhile), so an upper bound on what a probe can be admitted
 	// from a full burst at a rate the server does not sustain.
@@ -155,31 +160,49 @@ func (r *rateStrategy) observe(t int64, s *Signal, m *model) string {
 			r.st, r.succ = "probe", 0
 			r.gain = max(r.gain, m.tun.ProbeGain)
 			r.rate = r.clamp(r.best * (1 + r.gain))
+			// The credit a probe might live on without the rate to sustain it.
+			r.probeCredit = r.creditSinceCut(t, m)
 			return fmt.Sprintf("cruise -> probe at %.3g/s", r.rate)
 		}
 	case "probe":
 		if r.succ >= r.probeSpan() {
 			// The server took the probe: the estimate rises to it, and the next probe goes twice
 			// as far (a limit far above the estimate is found in a logarithmic number of probes).
+			// The next probe follows at once: the quiet span is what a cut's throttles buy back,
+			// and a probe that held cost none (a limit that doubled is found in five probes, not
+			// five quiet spans).
 			r.best = r.rate
 			r.gain *= 2
-			r.st, r.succ = "cruise", 0
-			r.rate = r.clamp(r.best * (1 - m.tun.Headroom))
-			return fmt.Sprintf("probe held: estimate %.3g/s -> cruise", r.best)
+			r.succ = 0
+			r.rate = r.clamp(r.best * (1 + r.gain))
+			r.probeCredit = r.creditSinceCut(t, m)
+			return fmt.Sprintf("probe held: estimate %.3g/s -> probe at %.3g/s", r.best, r.rate)
 		}
 	}
 	return ""
 }
 
+// creditSinceCut bounds the credit a server whose rate is under the pace holds at t: it was empty
+// at the last cut, has refilled at most the pace per second since, less what it admitted, and
+// holds no more than the burst it showed at first.
+func (r *rateStrategy) creditSinceCut(t int64, m *model) float64 {
+	since := float64(t-r.cutAt) / 1e9
+	return min(float64(r.burst), max(r.rate*since-float64(m.successes-r.cutSuccesses), 0))
+}
+
 // probeSpan is how many successes a probe must draw before it holds: half a quiet span, and long
-// enough to have spent the server's burst had the estimate been its rate. A probe at p over an
-// estimate e overdraws a bucket refilling at e by 1-e/p a success, so it takes (burst+1)·p/(p-e)
-// successes to be sure the server's rate, not its burst, admitted them; a shorter probe that holds
-// raises the estimate above a rate the server never sustained, and the cruise after it pays.
+// enough to have spent the credit the server may hold had the estimate been its rate. A probe at p
+// over an estimate e overdraws a bucket refilling at e by 1-e/p a success, so it takes
+// (credit+1)·p/(p-e) successes to be sure the server's rate, not its credit, admitted them; a
+// shorter probe that holds raises the estimate above a rate the server never sustained, and the
+// cruise after it pays. The credit is what the server can have refilled since the last cut, at
+// most its first burst (probeCredit): bounded by the burst alone, a probe over a limit that rose
+// after a cut would have to outlast the whole first burst (42,000 successes for a +5% probe at
+// 2,000/s), and a server whose rate came back never has it found.
 func (r *rateStrategy) probeSpan() int64 {
 	span := max(r.quiet/2, 1)
 	if over := r.rate - r.best; over > 0 && !math.IsInf(r.best, 0) {
-		span = max(span, int64(math.Ceil(float64(r.burst+1)*r.rate/over)))
+		span = max(span, int64(math.Min(math.Ceil((r.probeCredit+1)*r.rate/over), math.MaxInt32)))
 	}
 	return span
 }
@@ -231,7 +254,7 @@ func (r *rateStrategy) cut(t int64, m *model) string {
 		r.burst = m.successes
 		r.rate = r.clamp(float64(max(m.successes, 1)))
 		r.best = math.Inf(1)
-		r.cutAt, r.succ = t, 0
+		r.cutAt, r.cutSuccesses, r.succ = t, m.successes, 0
 		return fmt.Sprintf("first throttle after %d successes: search from %.3g/s", m.successes, r.rate)
 	case r.st == "search" || r.st == "bisect":
 		// The last rate that drew no throttle: the one before the last doubling, or, when the
@@ -269,7 +292,7 @@ func (r *rateStrategy) cut(t int64, m *model) string {
 				prev := r.st
 				r.st, r.fresh = "bisect", true
 				r.rate = r.clamp(math.Sqrt(r.best * r.hi))
-				r.cutAt, r.succ = t, 0
+				r.cutAt, r.cutSuccesses, r.succ = t, m.successes, 0
 				return fmt.Sprintf("%s: throttled at %.3g/s -> bisect: test %.3g/s (held %.3g/s)", prev, refuted, r.rate, r.best)
 			}
 		}
@@ -281,7 +304,7 @@ func (r *rateStrategy) cut(t int64, m *model) string {
 		// gone, not its rate), and the pace halves, so that the wall draws a number of throttles
 		// logarithmic in its length, not linear.
 		r.rate = r.clamp(r.rate / 2)
-		r.cutAt = t
+		r.cutAt, r.cutSuccesses = t, m.successes
 		r.wallRate = r.rate
 		// The long-run measure starts again after the wall: the silence is a window's (or a
 		// burst's debt), not what the server sustains at a steady pace.
@@ -310,7 +333,7 @@ func (r *rateStrategy) cut(t int64, m *model) string {
 	}
 	r.best = r.clamp(r.best)
 	r.rate = r.clamp(m.tun.Backoff * min(r.rate, r.best))
-	r.rCut, r.cutAt, r.succ, r.st = r.rate, t, 0, "recover"
+	r.rCut, r.cutAt, r.cutSuccesses, r.succ, r.st = r.rate, t, m.successes, 0, "recover"
 	// The quiet span makes the throttles of an epoch a ThrottleBudget share of the successes: at
 	// least the one that cut and the requests in flight with it, and at least what the last
 	// epoch cost.
