@@ -18,7 +18,8 @@ import (
 //	cruise    just under the rate the server admitted, for the quiet span: 1/ThrottleBudget
 //	          successes, times one plus the requests that were in flight at the cut
 //	probe     ProbeGain above it: a throttle cuts again; a quiet half span that also outlasted
-//	          the server's burst raises the estimate
+//	          the credit the server can have refilled since the cut raises the estimate, and the
+//	          next probe goes at once, twice as far
 type rateStrategy struct {
 	st    string
 	rate  float64 // pace, requests per second
