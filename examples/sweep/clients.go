@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/steadyhttp/steady/retry"
 	"github.com/steadyhttp/steady/testserver/algorithm"
 	"github.com/steadyhttp/steady/throttle"
+	"github.com/steadyhttp/steady/throttle/learn"
 	"golang.org/x/time/rate"
 )
 
@@ -44,6 +46,9 @@ func maxWaitFor(l limitSpec) time.Duration { return max(batchMaxWait, 2*l.Window
 // toldMargin is what x/time/rate keeps back from the rate it is told (examples/batch's -margin).
 const toldMargin = 0.005
 
+// learnerTrace, when set (-trace), receives steady's learner events, one line each.
+var learnerTrace io.Writer
+
 // sender sends one request and returns the final response (or the error), as http.Client.Do does.
 type sender func(*http.Request) (*http.Response, error)
 
@@ -63,6 +68,12 @@ func newSender(kind string, c cell, base http.RoundTripper, shared throttle.Limi
 	}
 	switch kind {
 	case clientSteady:
+		if w := learnerTrace; w != nil {
+			start := time.Now()
+			stack = append(stack, client.WithLearner(learn.WithObserver(func(e learn.Event) {
+				fmt.Fprintf(w, "%10.3fs %s/%s %s\n", e.At.Sub(start).Seconds(), e.Strategy, e.State, e.Detail)
+			})))
+		}
 		return client.New(stack...).Do, nil
 	case clientAIMD:
 		return client.New(with(func() throttle.Limiter { return newLawLimiter(newAIMD()) })...).Do, nil

@@ -15,6 +15,7 @@ type options struct {
 	grid     grid
 	json     bool
 	realtime bool
+	trace    bool
 }
 
 // errUsage marks a bad command line.
@@ -40,6 +41,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&sharing, "sharing", "1,2,10", "independent clients sharing the key")
 	fs.StringVar(&kinds, "clients", join(full.kinds), "client kinds")
 	fs.IntVar(&o.grid.seeds, "seeds", full.seeds, "seeds per cell (a cell is judged on its worst)")
+	fs.BoolVar(&o.trace, "trace", false, "print steady's learner events (strategy/state and why, at the virtual time since the cell began) to stderr; for one cell at a time")
 	if err := fs.Parse(args); err != nil {
 		return o, fmt.Errorf("%w: %w", errUsage, err)
 	}

@@ -24,6 +24,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		return 2
 	}
+	if o.trace {
+		learnerTrace = stderr
+	}
 	os.Args = os.Args[:1] // testing parses its own flags from os.Args; the sweep's are already read
 	testing.Main(func(string, string) (bool, error) { return true, nil },
 		[]testing.InternalTest{{Name: "Sweep", F: func(t *testing.T) {

@@ -125,3 +125,43 @@ func TestFirstThrottleAtTheFirstInstantPaces(t *testing.T) {
 		t.Fatalf("strategy in charge %q, want rate", got)
 	}
 }
+
+// TestShortRunAfterDistrustIsNoQuota: a server admitted a run of 195 while its (lying) headers
+// were believed; after they are distrusted, a run of 6 cut short by the headerless pace, then a
+// wall, is no quota that comes back whole: the cycles must not take 6 as one (against a fixed
+// window of 200 a second, cycling 6 per period took 25-49x the physical limit in the sweep).
+func TestShortRunAfterDistrustIsNoQuota(t *testing.T) {
+	var events []string
+	l, err := learn.New(learn.WithObserver(func(e learn.Event) { events = append(events, e.Detail) }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Unix(1_700_000_000, 0)
+	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
+	claim := []string{`RateLimit-Policy: "default";q=2000;w=1`, `RateLimit: "default";r=1900;t=1`}
+	for i := range 195 {
+		l.ObserveAttempt(ms(i/20), ms(i/20+1), resp(200, claim...), nil)
+	}
+	l.ObserveAttempt(ms(10), ms(11), resp(429, claim...), nil)
+	l.ObserveAttempt(ms(10), ms(11), resp(429, claim...), nil)
+	if got := l.LearnedLimit(); got.Source == "declared" {
+		t.Fatalf("after two throttles with 1,900 said to remain: %+v, want the headers distrusted", got)
+	}
+	// The headerless pace lets a run of 6 through, then the window is gone: a wall of throttles
+	// over most of a second, then a success.
+	at := 300
+	for range 6 {
+		l.ObserveAttempt(ms(at), ms(at+1), resp(200, claim...), nil)
+		at += 5
+	}
+	for range 4 {
+		l.ObserveAttempt(ms(at), ms(at+1), resp(429, claim...), nil)
+		at += 200
+	}
+	l.ObserveAttempt(ms(at), ms(at+1), resp(200, claim...), nil)
+	for _, e := range events {
+		if strings.Contains(e, "testing whether") {
+			t.Fatalf("the cycles tested a run of 6 as the quota after a run of 195: %q", events)
+		}
+	}
+}

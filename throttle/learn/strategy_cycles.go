@@ -36,6 +36,11 @@ type cyclesStrategy struct {
 	attemptSent         int64 // send time of the attempt that opens the next cycle (0: none out)
 	width               int64 // the first wall's uncertainty on the period
 	quotaSpentAt        int64 // send time of the cycle's quota-th request (0: not yet)
+	// precision is how finely a cycle's start can be timed: see nextOffset.
+	precision int64
+	// believedRun counts the successes in a row while the headers were believed: the cycles do
+	// not drive then, but the server's largest run is evidence of its quota all the same.
+	believedRun int64
 }
 
 func (c *cyclesStrategy) name() string { return "cycles" }
@@ -56,14 +61,32 @@ func (c *cyclesStrategy) drives(t int64, m *model) bool {
 const minWallThrottles = 2
 
 func (c *cyclesStrategy) observe(t int64, s *Signal, m *model) string {
-	if s.Failed || c.st == "refuted" || (m.trust == trustBelieved && s.headers()) {
+	if s.Failed || c.st == "refuted" {
 		return ""
+	}
+	if m.trust == trustBelieved && s.headers() {
+		// The headers drive; the largest run the server admitted is noted all the same. After
+		// headers that lied are distrusted, a run cut short by the pace that followed (6 against
+		// a fixed window of 200 a second) is then no quota: cycling it took 25-49x the physical
+		// limit.
+		if s.Throttled {
+			c.maxRun = max(c.maxRun, c.believedRun)
+			c.believedRun = 0
+		} else {
+			c.believedRun++
+		}
+		return ""
+	}
+	if c.believedRun > 0 {
+		c.maxRun = max(c.maxRun, c.believedRun)
+		c.believedRun = 0
 	}
 	if s.HasRetry {
 		// A Retry-After says when the quota is back: the pause drives, and a pause looks like a
 		// wall to this strategy; it has nothing to learn that the server did not say.
 		return ""
 	}
+	c.precision = max(m.rtt.margin(m.tun.JitterMargin), int64(m.tun.Headroom*float64(c.hi)))
 	switch c.state() {
 	case "watching":
 		if s.Throttled {
@@ -181,6 +204,9 @@ func (c *cyclesStrategy) sent(slot int64) {
 	switch c.st {
 	case "testing":
 		c.sentInCycle++
+		if c.sentInCycle == c.quota {
+			c.quotaSpentAt = slot // the test is the first cycle: what follows the quota is extra
+		}
 	case "cycling":
 		c.sentInCycle++
 		if c.sentInCycle == c.quota {
@@ -193,9 +219,11 @@ func (c *cyclesStrategy) sent(slot int64) {
 }
 
 // nextOffset is when, after this cycle's start, the next cycle may start: the middle of the
-// period's bounds, never below the lower one.
+// period's bounds, never below the lower one; the upper bound once they are within the precision
+// a start can be timed to (c.precision: the jitter margin, and the Headroom's share of the
+// period). Bisecting finer costs a throttle per early start and gains less than the jitter loses.
 func (c *cyclesStrategy) nextOffset() int64 {
-	if c.hi-c.lo <= 1 {
+	if c.hi-c.lo <= max(c.precision, 1) {
 		return c.hi
 	}
 	return c.lo + (c.hi-c.lo+1)/2
