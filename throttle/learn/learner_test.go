@@ -165,3 +165,21 @@ func TestShortRunAfterDistrustIsNoQuota(t *testing.T) {
 		}
 	}
 }
+
+// TestExactResetIsTheWindow: Discord's X-RateLimit-Reset-After is exact (seconds with
+// milliseconds), and a limit without a window is per the longest reset seen. A sliding log that
+// answers the request that filled it says a reset of exactly its window, and that is the window,
+// not the next whole second up (read as 50 per 2 s, the learner paced at half the rate: 1.9x).
+func TestExactResetIsTheWindow(t *testing.T) {
+	l, err := learn.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Unix(1_700_000_000, 0)
+	l.ObserveAttempt(t0, t0.Add(time.Millisecond), resp(200,
+		"X-RateLimit-Limit: 50", "X-RateLimit-Remaining: 49", "X-RateLimit-Reset: 1700000001.001",
+		"X-RateLimit-Reset-After: 1.000", "X-RateLimit-Bucket: abcd1234"), nil)
+	if got := l.LearnedLimit(); got.Quota != 50 || got.Window != time.Second {
+		t.Fatalf("learned %+v, want 50 per 1s", got)
+	}
+}

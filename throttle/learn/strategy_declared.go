@@ -99,8 +99,15 @@ func (d *declaredStrategy) observe(t int64, s *Signal, m *model) string {
 			// A reset written in whole seconds lies up to its grain late (the server rounds the
 			// instant up, and a Date header truncates the other end): a bucket of one second says
 			// resets of two. The true reset is in (Reset-grain, Reset]; the window is the whole
-			// second at or above its lower end (a delta of exactly 3600 stays an hour).
-			d.windowSeen = max(d.windowSeen, ceilSecond(max(s.Reset-s.ResetGrain+1, 1)))
+			// second at or above its lower end (a delta of exactly 3600 stays an hour). A reset
+			// without a grain is exact (Discord's Reset-After): a sliding log answering the
+			// request that filled it says exactly its window, which is the window, not the next
+			// second up (read as one, a 50/1s log was paced and held as 50/2s: 1.9x).
+			lower := s.Reset - s.ResetGrain
+			if s.ResetGrain > 0 {
+				lower++ // the interval is open below
+			}
+			d.windowSeen = max(d.windowSeen, ceilSecond(max(lower, 1)))
 			if w <= 0 || d.windowSeen < w {
 				// No window said, or one the dialect assumed from the vendor's documentation
 				// (GitHub's hour) that the server's own resets show to be shorter: a fixed
