@@ -11,8 +11,8 @@ import (
 // the whole quota at once at each cycle's start, then nothing until the next. States:
 //
 //	watching   no guess: the rate strategy drives; a wall of throttles after a run is noted
-//	testing    the first success after a wall: the rest of the last run's size goes at once; if at
-//	           least WholeShare of it is admitted, the quota came back whole
+//	testing    the first success after a wall: the rest of the last run's size goes, in a fast
+//	           slow start; if at least WholeShare of it is admitted, the quota came back whole
 //	cycling    S at each cycle's start, held until the next; the period's bounds narrow by
 //	           bisection at every start (a start that draws a throttle is too early)
 //	refuted    the guess failed (a test or two cycles throttled within their quota): the rate
@@ -40,7 +40,8 @@ type cyclesStrategy struct {
 	precision int64
 	// believedRun counts the successes in a row while the headers were believed: the cycles do
 	// not drive then, but the server's largest run is evidence of its quota all the same.
-	believedRun int64
+	believedRun                int64
+	believedFrom, believedLast int64 // send times of its first and latest success
 }
 
 func (c *cyclesStrategy) name() string { return "cycles" }
@@ -60,6 +61,15 @@ func (c *cyclesStrategy) drives(t int64, m *model) bool {
 // can be a bucket briefly empty; two sent at least a spacing apart are a quota that is gone.
 const minWallThrottles = 2
 
+// closeBelievedRun ends the run counted while the headers were believed: a run admitted within
+// one declared window of its first send counts towards the largest run.
+func (c *cyclesStrategy) closeBelievedRun(m *model) {
+	if c.believedRun > 0 && (m.window <= 0 || c.believedLast-c.believedFrom <= m.window) {
+		c.maxRun = max(c.maxRun, c.believedRun)
+	}
+	c.believedRun = 0
+}
+
 func (c *cyclesStrategy) observe(t int64, s *Signal, m *model) string {
 	if s.Failed || c.st == "refuted" {
 		return ""
@@ -69,18 +79,20 @@ func (c *cyclesStrategy) observe(t int64, s *Signal, m *model) string {
 		// headers that lied are distrusted, a run cut short by the pace that followed (6 against
 		// a fixed window of 200 a second) is then no quota: cycling it took 25-49x the physical
 		// limit.
+		// Only a run admitted at once counts (within the declared window of its first send): a
+		// long run paced under the declared rate is no quota.
 		if s.Throttled {
-			c.maxRun = max(c.maxRun, c.believedRun)
-			c.believedRun = 0
+			c.closeBelievedRun(m)
 		} else {
+			if c.believedRun == 0 {
+				c.believedFrom = s.Sent
+			}
 			c.believedRun++
+			c.believedLast = s.Sent
 		}
 		return ""
 	}
-	if c.believedRun > 0 {
-		c.maxRun = max(c.maxRun, c.believedRun)
-		c.believedRun = 0
-	}
+	c.closeBelievedRun(m)
 	if s.HasRetry {
 		// A Retry-After says when the quota is back: the pause drives, and a pause looks like a
 		// wall to this strategy; it has nothing to learn that the server did not say.
@@ -230,7 +242,8 @@ func (c *cyclesStrategy) nextOffset() int64 {
 }
 
 func (c *cyclesStrategy) plan(t int64, m *model) plan {
-	// The quota goes at once; once it is spent, a hold keeps every request for the next cycle, and
+	// The quota goes at once (while testing, in a fast slow start); once it is spent, a hold keeps
+	// every request for the next cycle, and
 	// one request in flight at most lets a single one go at the hold: the attempt whose success
 	// opens the cycle (and grants the rest), or whose throttle moves the hold. The cap waits for
 	// the attempt's answer as long as a period may last: an answer later than that is lost, and
@@ -242,11 +255,12 @@ func (c *cyclesStrategy) plan(t int64, m *model) plan {
 		// waiting request follow the credit at once, into the wall).
 		p.credit, p.interval = c.quota-c.sentInCycle, c.hi
 		if c.st == "testing" {
-			// The test goes as a fast slow start: two at first, four more in flight per
-			// success. A bucket refutes it with the one or two in flight (it gives back one
-			// request, and the next is throttled), not with every worker's request sent into
-			// it; a quota that came back whole admits them all, log5 of it round trips later.
-			p.maxInFlight = 4*int(c.admittedInTest) + 2
+			// The test goes as a fast slow start: two in flight beside the success that began
+			// it, four more per success after. A bucket refutes it with the one or two in
+			// flight (it gives back one request, and the next is throttled), not with every
+			// worker's request sent into it; a quota that came back whole admits them all,
+			// log5 of it round trips later.
+			p.maxInFlight = 4*int(c.admittedInTest-1) + 2
 		}
 		return p
 	}

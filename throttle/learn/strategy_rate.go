@@ -10,7 +10,8 @@ import (
 // States:
 //
 //	search    after the first throttle: from a prior (the burst the server admitted, taken as per
-//	          second), the rate doubles every half measure of successes until a throttle
+//	          second), the rate doubles every half measure of successes (or every run the server
+//	          admitted at once, if shorter) until a throttle
 //	bisect    a doubling was refuted: the rate lies between the last pace held and the one refuted;
 //	          the pace tests their geometric middle until the bracket is within a probe's reach
 //	recover   after a cut to Backoff times the rate the server admitted: back to just under it
@@ -39,8 +40,11 @@ type rateStrategy struct {
 	burst int64
 	// doubled is set once the search has doubled its prior.
 	doubled bool
-	// wallRate is the pace after the latest wall's halvings: the one that outlasted it.
+	// wallRate is the pace after the latest wall's halvings: the one that outlasted it (0 after
+	// a cut that was no wall).
 	wallRate float64
+	// firstCutAt and firstCutSuccesses are the time and the success count of the first throttle.
+	firstCutAt, firstCutSuccesses int64
 	// hi is the lowest pace refuted while bisecting (a throttle at it): the rate is below it.
 	hi float64
 	// fresh is set while the test under way began at a throttle: the server had no credit left
@@ -106,9 +110,18 @@ func (r *rateStrategy) observe(t int64, s *Signal, m *model) string {
 		// wall's throttles per tenth it comes down; ramped, it meets the rate on the way, and
 		// the throttle there bounds the estimate. (A window's wall is its silence, not its
 		// rate: without the test's verdict the pace goes straight back.)
+		// That pace is the wall's last halving, or, when the rate strategy has not halved yet
+		// (the cycles saw the wall first), the rate the server admitted since the first
+		// throttle: over-driven all along, a bucket admits its rate (and one unit) in that time.
 		m.trickled = false
-		if r.wallRate > 0 && r.st == "recover" {
-			r.rCut, r.rate, r.succ = r.wallRate, r.wallRate, 0
+		if r.active && r.st != "search" && r.st != "bisect" {
+			from := r.wallRate
+			if since := float64(t-r.firstCutAt) / 1e9; from <= 0 && since > 0 {
+				from = float64(m.successes-r.firstCutSuccesses) / since
+			}
+			if from = r.clamp(min(from, r.rate)); from > 0 {
+				r.st, r.rCut, r.rate, r.succ = "recover", from, from, 0
+			}
 		}
 	}
 	if s.Failed || (m.trust == trustBelieved && s.headers()) || (r.cyclesDrove && s.Sent <= r.cyclesUntil) {
@@ -259,6 +272,7 @@ func (r *rateStrategy) cut(t int64, m *model) string {
 		// second (the smallest window APIs state limits in) and search upwards from it.
 		r.active, r.st = true, "search"
 		r.burst = m.successes
+		r.firstCutAt, r.firstCutSuccesses = t, m.successes
 		r.rate = r.clamp(float64(max(m.successes, 1)))
 		r.best = math.Inf(1)
 		r.cutAt, r.cutSuccesses, r.succ = t, m.successes, 0
@@ -280,7 +294,9 @@ func (r *rateStrategy) cut(t int64, m *model) string {
 		// A test that began from nothing and is refuted sooner than any rate at or above the
 		// lower end allows refutes the lower end too: a pace p over a rate e >= best overdraws
 		// an empty bucket by 1-e/p a success, so it draws at least p/(p-best)-1 successes
-		// before its first throttle. Then there is no bracket: the recover below finds the rate.
+		// before its first throttle. Then there is no bracket: the recover below cuts to Backoff
+		// times the lower end and ramps back to it, and a throttle on the way bounds the
+		// estimate by the pace it refuted.
 		lowRefuted := r.st == "bisect" && r.fresh && refuted > r.best &&
 			float64(r.succ) < math.Floor(refuted/(refuted-r.best))-1
 		// A test refuted costs its throttle and the requests in flight at its pace, p·RTT: the
@@ -288,7 +304,8 @@ func (r *rateStrategy) cut(t int64, m *model) string {
 		// (at a pace that keeps more in flight the cruise and its probes take the bracket up,
 		// one quiet span at a time, within the ThrottleBudget).
 		cheap := refuted*float64(m.rtt.srtt)/1e9 <= 1
-		if r.doubled && refuted > r.best && !lowRefuted && cheap {
+		if r.doubled && refuted > r.best && !lowRefuted && cheap && m.tun.ProbeGain > 0 {
+			r.best = r.clamp(r.best)
 			// The rate lies in [best, refuted): a doubling leaves a bracket of two, and cruising
 			// at its lower end would leave up to half the server's rate unused until the probes
 			// climb it, one quiet span each. Test the bracket's geometric middle instead, at
@@ -341,6 +358,7 @@ func (r *rateStrategy) cut(t int64, m *model) string {
 	r.best = r.clamp(r.best)
 	r.rate = r.clamp(m.tun.Backoff * min(r.rate, r.best))
 	r.rCut, r.cutAt, r.cutSuccesses, r.succ, r.st = r.rate, t, m.successes, 0, "recover"
+	r.wallRate = 0
 	// The quiet span makes the throttles of an epoch a ThrottleBudget share of the successes: at
 	// least the one that cut and the requests in flight with it, and at least what the last
 	// epoch cost.
