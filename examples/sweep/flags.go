@@ -41,7 +41,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&sharing, "sharing", "1,2,10", "independent clients sharing the key")
 	fs.StringVar(&kinds, "clients", join(full.kinds), "client kinds")
 	fs.IntVar(&o.grid.seeds, "seeds", full.seeds, "seeds per cell (a cell is judged on its worst)")
-	fs.BoolVar(&o.trace, "trace", false, "print steady's learner events (strategy/state and why, at the virtual time since the cell began) to stderr; for one cell at a time")
+	fs.BoolVar(&o.trace, "trace", false, "print steady's learner events (strategy/state and why, at the virtual time since its client began) to stderr; for one cell and one client at a time (the lines of clients sharing a key interleave)")
 	if err := fs.Parse(args); err != nil {
 		return o, fmt.Errorf("%w: %w", errUsage, err)
 	}
