@@ -40,8 +40,8 @@ type cyclesStrategy struct {
 	precision int64
 	// believedRun counts the successes in a row while the headers were believed: the cycles do
 	// not drive then, but the server's largest run is evidence of its quota all the same.
-	believedRun                int64
-	believedFrom, believedLast int64 // send times of its first and latest success
+	believedRun  int64
+	believedFrom int64 // send time of its first success
 }
 
 func (c *cyclesStrategy) name() string { return "cycles" }
@@ -61,12 +61,10 @@ func (c *cyclesStrategy) drives(t int64, m *model) bool {
 // can be a bucket briefly empty; two sent at least a spacing apart are a quota that is gone.
 const minWallThrottles = 2
 
-// closeBelievedRun ends the run counted while the headers were believed: a run admitted within
-// one declared window of its first send counts towards the largest run.
-func (c *cyclesStrategy) closeBelievedRun(m *model) {
-	if c.believedRun > 0 && (m.window <= 0 || c.believedLast-c.believedFrom <= m.window) {
-		c.maxRun = max(c.maxRun, c.believedRun)
-	}
+// closeBelievedRun ends the run counted while the headers were believed: what it admitted within
+// one declared window counts towards the largest run.
+func (c *cyclesStrategy) closeBelievedRun() {
+	c.maxRun = max(c.maxRun, c.believedRun)
 	c.believedRun = 0
 }
 
@@ -79,20 +77,22 @@ func (c *cyclesStrategy) observe(t int64, s *Signal, m *model) string {
 		// headers that lied are distrusted, a run cut short by the pace that followed (6 against
 		// a fixed window of 200 a second) is then no quota: cycling it took 25-49x the physical
 		// limit.
-		// Only a run admitted at once counts (within the declared window of its first send): a
-		// long run paced under the declared rate is no quota.
+		// What counts is what the server admitted within one declared window of the run's first
+		// send: a long run paced under the declared rate is no quota, and a run that spans two
+		// windows counts the first one's.
 		if s.Throttled {
-			c.closeBelievedRun(m)
+			c.closeBelievedRun()
 		} else {
 			if c.believedRun == 0 {
 				c.believedFrom = s.Sent
 			}
-			c.believedRun++
-			c.believedLast = s.Sent
+			if m.window <= 0 || s.Sent-c.believedFrom <= m.window {
+				c.believedRun++
+			}
 		}
 		return ""
 	}
-	c.closeBelievedRun(m)
+	c.closeBelievedRun()
 	if s.HasRetry {
 		// A Retry-After says when the quota is back: the pause drives, and a pause looks like a
 		// wall to this strategy; it has nothing to learn that the server did not say.
