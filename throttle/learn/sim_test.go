@@ -342,7 +342,7 @@ func TestAssumedLeakMeasured(t *testing.T) {
 // narrows it, so every cell finishes within the 1.10x of the physical limit (the cruise at
 // the bracket's lower end took 1.26x at 5/s) and loses nothing. The 429 share is the other
 // goal (3%); it is not asserted here: the startup's overshoot and the bisection's refuted tests
-// cost 2.6-6.5% of 300 attempts in these cells (docs/learner.md §6).
+// cost 2.6-6.5% of 300 attempts in these cells (docs/learner-measurements.md).
 func TestHeaderlessLowRatesFound(t *testing.T) {
 	for _, alg := range []string{"token-bucket", "leaky-bucket"} {
 		for _, rate := range []int64{3, 5, 8} {
