@@ -144,7 +144,11 @@ func (c *cyclesStrategy) observe(t int64, s *Signal, m *model) string {
 			// A quota that comes back whole comes back the same size: a run much shorter than
 			// the longest one before it (a trickle let through while a bucket or a counter
 			// refills) is no quota.
-			whole := c.lastRun >= 2 && float64(c.lastRun) >= m.tun.WholeShare*float64(c.maxRun)
+			// And a quota whose WholeShare is under two requests cannot be told from a trickle: a
+			// bucket gives one back after a wall, and one more may refill during the test (two
+			// clients on a 5/s bucket took a run of 2 for a whole quota and cycled it, 2 per 10 s:
+			// the client starved, 12.6x).
+			whole := m.tun.WholeShare*float64(c.lastRun) >= 2 && float64(c.lastRun) >= m.tun.WholeShare*float64(c.maxRun)
 			if wall && whole {
 				// The first success after a wall: the quota may have come back whole.
 				c.st, c.quota, c.cycleStart, c.admittedInTest = "testing", c.lastRun, s.Sent, 1

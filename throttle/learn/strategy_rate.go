@@ -19,8 +19,8 @@ import (
 //	cruise    just under the rate the server admitted, for the quiet span: 1/ThrottleBudget
 //	          successes, times one plus the requests that were in flight at the cut
 //	probe     ProbeGain above it: a throttle cuts again; a quiet half span that also outlasted
-//	          the credit the server can have refilled since the cut raises the estimate, and the
-//	          next probe goes at once, twice as far
+//	          the credit the server can have refilled since the cut raises the estimate; the next
+//	          probe, after a cruise, goes twice as far
 type rateStrategy struct {
 	st    string
 	rate  float64 // pace, requests per second
@@ -187,16 +187,15 @@ func (r *rateStrategy) observe(t int64, s *Signal, m *model) string {
 	case "probe":
 		if r.succ >= r.probeSpan() {
 			// The server took the probe: the estimate rises to it, and the next probe goes twice
-			// as far (a limit far above the estimate is found in a logarithmic number of probes).
-			// The next probe follows at once: the quiet span is what a cut's throttles buy back,
-			// and a probe that held cost none (a limit that doubled is found in five probes, not
-			// five quiet spans).
+			// as far (a limit far above the estimate is found in a logarithmic number of probes),
+			// after a cruise. (Chained at once, the probes made one of two clients on a key climb
+			// while the other backed off: the increase must stay slower than the cut for shares
+			// to converge.)
 			r.best = r.rate
 			r.gain *= 2
-			r.succ = 0
-			r.rate = r.clamp(r.best * (1 + r.gain))
-			r.probeCredit = r.creditSinceCut(t, m)
-			return fmt.Sprintf("probe held: estimate %.3g/s -> probe at %.3g/s", r.best, r.rate)
+			r.st, r.succ = "cruise", 0
+			r.rate = r.clamp(r.best * (1 - m.tun.Headroom))
+			return fmt.Sprintf("probe held: estimate %.3g/s -> cruise", r.best)
 		}
 	}
 	return ""
