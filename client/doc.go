@@ -15,7 +15,9 @@
 // With no options the stack is safe and useful: retries with package retry's defaults, honours
 // Retry-After with a per-host pause, and paces each host just under the rate it learns from the
 // server's responses (throttle/learn: rate-limit headers when the server sends them, 429s when it
-// does not; LearnedRate and LearnedLimit report it). Options set a known pace per host instead (WithTokenBucket,
+// does not; the methods LearnedRate and LearnedLimit of the *Transport under the returned client,
+// c.Transport.(*client.Transport), report it for a key as its KeyOf(req) gives it: by default the
+// URL's host (with its port) and a short hash of the Authorization header). Options set a known pace per host instead (WithTokenBucket,
 // WithLeakyBucket, WithWindowQuota for a quota per window usable at any time within it,
 // WithWindowCounter for a sliding window counter on epoch-aligned windows, WithLimiter, or
 // WithoutPace for none), queue limits (WithMaxInFlight,

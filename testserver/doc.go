@@ -18,7 +18,8 @@
 // bucket, fixed window, sliding log, sliding window counter) with a limit per window and a burst,
 // in one of four modes ([Mode]): hard, soft (a percentage above the limit), elastic (above the
 // limit up to a ceiling while the server has spare capacity) and shadow (never deny; mark and
-// count). Tiers give single keys their own limits.
+// count). Tiers give single keys their own limits. A server or limiter without a rule
+// ([WithRules], or the binary's -limit and -window) limits nothing: it admits every request.
 //
 // A request that matches several rules must pass all of them, and a denial by one consumes nothing
 // from the others: the [Store] decides every limit first and commits only when all admit, under

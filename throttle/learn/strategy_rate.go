@@ -332,7 +332,7 @@ func (r *rateStrategy) cut(t int64, m *model) string {
 		// The long-run measure starts again after the wall: the silence is a window's (or a
 		// burst's debt), not what the server sustains at a steady pace.
 		r.ncut = 0
-		return fmt.Sprintf("wall: %.3g/s", r.rate)
+		return fmt.Sprintf("wall (throttled with nothing admitted since the cut): pace halves to %.3g/s", r.rate)
 	case r.st == "recover":
 		// Throttled while coming back from a cut, at a pace under the estimate. A refilling
 		// server never throttles a pace under its rate, however empty its bucket: the estimate
