@@ -29,14 +29,21 @@ func send(t *testing.T, l *learn.Learner, at time.Time) {
 	}
 }
 
-func TestLyingHeadersAreDistrusted(t *testing.T) {
-	var events []string
-	l, err := learn.New(learn.WithObserver(func(e learn.Event) { events = append(events, e.Detail) }))
+// observedLearner returns a Learner whose events' details are collected, and a clock of
+// milliseconds from a fixed instant.
+func observedLearner(t *testing.T) (*learn.Learner, *[]string, func(int) time.Time) {
+	t.Helper()
+	events := new([]string)
+	l, err := learn.New(learn.WithObserver(func(e learn.Event) { *events = append(*events, e.Detail) }))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t0 := time.Unix(1_700_000_000, 0)
-	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
+	return l, events, func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
+}
+
+func TestLyingHeadersAreDistrusted(t *testing.T) {
+	l, events, ms := observedLearner(t)
 	claim := []string{`RateLimit-Policy: "default";q=1000;w=1`, `RateLimit: "default";r=900;t=1`}
 	send(t, l, ms(0))
 	l.ObserveAttempt(ms(0), ms(1), resp(200, claim...), nil)
@@ -52,8 +59,8 @@ func TestLyingHeadersAreDistrusted(t *testing.T) {
 	if got := l.LearnedLimit(); got.Source == "declared" {
 		t.Fatalf("after two throttles with 900 said to remain: %+v, want the headers distrusted", got)
 	}
-	if !strings.Contains(strings.Join(events, "\n"), "distrusted") {
-		t.Fatalf("no event says the headers were distrusted: %q", events)
+	if !strings.Contains(strings.Join(*events, "\n"), "distrusted") {
+		t.Fatalf("no event says the headers were distrusted: %q", *events)
 	}
 	// What the learner paces at now comes from the throttles, far below the claim.
 	if r := l.Rate(); r <= 0 || r >= 1000 {
@@ -131,13 +138,7 @@ func TestFirstThrottleAtTheFirstInstantPaces(t *testing.T) {
 // wall, is no quota that comes back whole: the cycles must not take 6 as one (against a fixed
 // window of 200 a second, cycling 6 per period took 25-49x the physical limit in the sweep).
 func TestShortRunAfterDistrustIsNoQuota(t *testing.T) {
-	var events []string
-	l, err := learn.New(learn.WithObserver(func(e learn.Event) { events = append(events, e.Detail) }))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t0 := time.Unix(1_700_000_000, 0)
-	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
+	l, events, ms := observedLearner(t)
 	claim := []string{`RateLimit-Policy: "default";q=2000;w=1`, `RateLimit: "default";r=1900;t=1`}
 	for i := range 195 {
 		l.ObserveAttempt(ms(i/20), ms(i/20+1), resp(200, claim...), nil)
@@ -159,9 +160,9 @@ func TestShortRunAfterDistrustIsNoQuota(t *testing.T) {
 		at += 200
 	}
 	l.ObserveAttempt(ms(at), ms(at+1), resp(200, claim...), nil)
-	for _, e := range events {
+	for _, e := range *events {
 		if strings.Contains(e, "testing whether") {
-			t.Fatalf("the cycles tested a run of 6 as the quota after a run of 195: %q", events)
+			t.Fatalf("the cycles tested a run of 6 as the quota after a run of 195: %q", *events)
 		}
 	}
 }
