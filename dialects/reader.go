@@ -203,42 +203,44 @@ func carriesLimits(h http.Header) bool {
 	return false
 }
 
-// limitField is carriesLimits for one field name, in any letter case. The fields a dialect is
-// recognised by count too (Stripe's Request-Id, GitHub's X-GitHub-*), so a success reads as its
-// dialect's.
+// limitField is carriesLimits for one field name, in any letter case, in one pass over it. The
+// fields a dialect is recognised by count too (Stripe's Request-Id, GitHub's X-GitHub-*), so a
+// success reads as its dialect's. Every other name a built-in reads contains "limit" (RateLimit,
+// Rate-Limit, Sforce-Limit-Info, Shopify's Call-Limit) or "retry" (Retry-After and its variants,
+// Stripe-Should-Retry); a name that contains either and is none of them only costs a full read.
 func limitField(k string) bool {
-	if strings.EqualFold(k, "Request-Id") {
+	if len(k) == len("Request-Id") && strings.EqualFold(k, "Request-Id") {
 		return true
 	}
-	for _, part := range limitFieldParts {
-		if containsFold(k, part) {
-			return true
+	if len(k) >= len("x-github-") && strings.EqualFold(k[:len("x-github-")], "x-github-") {
+		return true
+	}
+	for i := 0; i+5 <= len(k); i++ {
+		switch k[i] | 0x20 { // ASCII lower case; a non-letter that lands on 'l' or 'r' fails below
+		case 'l':
+			if hasFoldAt(k, i, "limit") {
+				return true
+			}
+		case 'r':
+			if hasFoldAt(k, i, "retry") {
+				return true
+			}
 		}
 	}
 	return false
 }
 
-// limitFieldParts are the lower-case pieces whose presence in a field name makes it one a built-in
-// dialect may read.
-var limitFieldParts = [...]string{"ratelimit", "rate-limit", "retry-after", "limit-info", "should-retry", "call-limit", "x-github-"}
-
-// containsFold reports whether s contains the lower-case ASCII sub, ignoring ASCII case in s.
-func containsFold(s, sub string) bool {
-	n := len(sub)
-	for i := 0; i+n <= len(s); i++ {
-		j := 0
-		for ; j < n; j++ {
-			c := s[i+j]
-			if 'A' <= c && c <= 'Z' {
-				c += 'a' - 'A'
-			}
-			if c != sub[j] {
-				break
-			}
+// hasFoldAt reports whether s holds the lower-case ASCII word at i, ignoring ASCII case in s;
+// i+len(word) must not pass the end of s.
+func hasFoldAt(s string, i int, word string) bool {
+	for j := 0; j < len(word); j++ {
+		c := s[i+j]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
 		}
-		if j == n {
-			return true
+		if c != word[j] {
+			return false
 		}
 	}
-	return false
+	return true
 }
