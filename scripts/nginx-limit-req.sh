@@ -6,6 +6,8 @@
 #   bash scripts/nginx-limit-req.sh                 # the default configurations
 #   bash scripts/nginx-limit-req.sh "200 0 no 2000"  # RATE BURST(0 = none) NODELAY(yes|no) N
 #
+#   BATCH_FLAGS=-v BATCH_LOG=/tmp/trace.log bash scripts/nginx-limit-req.sh "50 0 no 500"  # with the learner's trace
+#
 # Needs nginx (apt-get install -y nginx-light); listens on 127.0.0.1:18080 only; not part of CI.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -42,7 +44,8 @@ EOC
 	nginx -p "$dir" -c "$dir/nginx.conf"
 	sleep 0.3
 	local out
-	out=$(timeout 300 "$dir/batch" -url http://127.0.0.1:18080/items -n "$n" -json 2>/dev/null || true)
+	# shellcheck disable=SC2086 # BATCH_FLAGS is a list of flags
+	out=$(timeout 300 "$dir/batch" -url http://127.0.0.1:18080/items -n "$n" -json ${BATCH_FLAGS:-} 2>>"${BATCH_LOG:-/dev/null}" || true)
 	sleep 0.2
 	local ok th
 	ok=$(grep -c '" 200 ' "$dir/logs/access.log" || true)

@@ -80,11 +80,12 @@ type Learner interface {
 
 // LatenessLearner is a Limiter that wants to know how late the waiters of its reservations wake:
 // a waiter that slept until its reservation's time and woke late (a busy scheduler, a stalled
-// process) sends late, and several late ones send together. The Throttle and Wait call
-// ObserveLateness once for each such wait, with how long after the reservation's time the waiter
-// woke (at least 0), before the request goes. It must be safe for concurrent use.
+// process) sends late, and the requests behind it, due on time, follow it closer than the pace.
+// The Throttle and Wait call ObserveLateness once for each such wait, with the time the waiter woke
+// (its request goes then) and how long after the reservation's time that was (at least 0), before
+// the request goes. It must be safe for concurrent use.
 type LatenessLearner interface {
-	ObserveLateness(late time.Duration)
+	ObserveLateness(now time.Time, late time.Duration)
 }
 
 // HeldReservation is a Reservation that can tell why it waits: Held reports whether its time is

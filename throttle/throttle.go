@@ -316,8 +316,8 @@ func (t *Throttle) waitBlocked(ctx context.Context, p *partition, maxWait time.D
 			if paused {
 				continue // the reservation was given back; wait out the pause and book again
 			}
-			observeLateness(p.lim, late)
 			now = time.Now()
+			observeLateness(p.lim, now, late)
 		}
 		if p.pauseUntil.Load() <= t.since(now) {
 			return blocked, now, nil

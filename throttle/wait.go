@@ -29,17 +29,17 @@ func Wait(ctx context.Context, l Limiter) error {
 		return err
 	}
 	_, late, err := await(ctx, r, nil, nil)
-	if err == nil {
-		observeLateness(l, late)
+	if err == nil && late >= 0 {
+		observeLateness(l, time.Now(), late)
 	}
 	return err
 }
 
-// observeLateness tells l how late its reservation's waiter woke, when l wants to know
-// (LatenessLearner) and the waiter slept on a timer (late >= 0).
-func observeLateness(l Limiter, late time.Duration) {
+// observeLateness tells l that its reservation's waiter woke at now, late after the reservation's
+// time, when l wants to know (LatenessLearner) and the waiter slept on a timer (late >= 0).
+func observeLateness(l Limiter, now time.Time, late time.Duration) {
 	if ll, ok := l.(LatenessLearner); ok && late >= 0 {
-		ll.ObserveLateness(late)
+		ll.ObserveLateness(now, late)
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/steadyhttp/steady/client"
 	"github.com/steadyhttp/steady/retry"
 	"github.com/steadyhttp/steady/testserver"
+	"github.com/steadyhttp/steady/throttle/learn"
 )
 
 // maxBadLineReports is how many bad input lines are reported on stderr one by one; the output
@@ -62,6 +63,11 @@ func (s session) run(ctx context.Context, args []string) int {
 	opts := clientOptions(cfg, throttled, obs)
 	if cfg.verbose {
 		opts = append(opts, client.WithLogger(slog.New(slog.NewTextHandler(stderr, nil))))
+		if cfg.rate <= 0 && !cfg.quota.set() && !cfg.counter.set() && cfg.shared == nil {
+			// The learner's transitions too: they say what it believes of the server, and why.
+			debug := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+			opts = append(opts, client.WithLearner(learn.WithLogger(debug)))
+		}
 	}
 	sh := openShared(cfg)
 	if sh != nil {

@@ -17,7 +17,11 @@
 //     quota of tokens or points);
 //   - a cap on requests in flight (sent and not yet answered), for probing a server's burst;
 //   - a window: at most a limit of requests in any window of time (a sliding log), each one
-//     going at the earliest one window, and a slack, after the request limit places before it.
+//     going at the earliest one window, and a slack, after the request limit places before it;
+//   - a bound on catching up: a request that went late (its waiter woke after its slot, see Went)
+//     moves the requests lane so that the ones behind it follow it by at least the spacing less
+//     that many spacings. Unbounded by default: slots keep to the schedule, and the requests
+//     behind a late one go on time, closer to it than the pace.
 //
 // The Pacer is not safe for concurrent use by itself: its owner guards it with the lock it passes to
 // New, and holds that lock around every Pacer method. Reservations take the same lock in their own
@@ -57,6 +61,9 @@ type Pacer struct {
 	// capWait is how long a request held back by the cap waits at most (the owner's estimate of a
 	// round trip): answers that are late do not hold it forever.
 	capWait int64
+	// catchUp is how many spacings the requests behind a late one may close on it (negative:
+	// unbounded); see SetCatchUp.
+	catchUp int64
 
 	head, tail *Reservation
 	pending    int
@@ -80,7 +87,7 @@ type Pacer struct {
 // back). onSent, when not nil, is told of every request as it comes due, in order, with its slot
 // and cost.
 func New(mu sync.Locker, clock func(time.Time) int64, onSent func(slot, cost int64)) *Pacer {
-	p := &Pacer{mu: mu, clock: clock, onSent: onSent, unitCredit: -1}
+	p := &Pacer{mu: mu, clock: clock, onSent: onSent, unitCredit: -1, catchUp: -1}
 	p.free[LaneUnits] = math.MinInt64 / 4 // nothing sent: the first request's cost is there
 	return p
 }
@@ -346,6 +353,29 @@ func (p *Pacer) SetInterval(t int64, lane int, iv int64) {
 	if d := iv - old; d > old/100 || -d > old/100 || (iv == 0) != (old == 0) {
 		p.changed(t)
 	}
+}
+
+// SetCatchUp bounds how many spacings of the requests lane the requests behind a late one may
+// close on it (see Went); negative: unbounded (the default). 0 spaces every request from the time
+// the one before it went, for a server that tolerates no two requests closer than its pace (a
+// burst of one); n from the slot n spacings before that, for one that tolerates a burst of n+1.
+func (p *Pacer) SetCatchUp(n int64) { p.catchUp = n }
+
+// Went records that a request whose slot had come went at t, late (its waiter woke after the
+// slot): with a bound on catching up (SetCatchUp), the requests lane is not free before t plus the
+// spacing less the bound's spacings, and the waiting requests are placed again from there.
+func (p *Pacer) Went(t int64) {
+	iv := p.interval[LaneRequests]
+	if p.catchUp < 0 || iv <= 0 {
+		return
+	}
+	p.Settle(t)                                   // the requests due by now have gone (their waiters may be waking too)
+	free := addSat(t, iv) - mulSat(p.catchUp, iv) // both terms at most MaxInt64: no overflow
+	if free <= p.free[LaneRequests] {
+		return
+	}
+	p.free[LaneRequests] = free
+	p.changed(t)
 }
 
 // SetHold makes every request wait until hold at the earliest (0: no hold).

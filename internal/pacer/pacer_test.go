@@ -217,3 +217,32 @@ func TestPacerBatchAppliesAsOne(t *testing.T) {
 		}
 	}
 }
+
+// TestPacerCatchUpBound: a request that went late moves the ones behind it only as far as the
+// bound on catching up asks: with none (the default) they keep to the schedule; with 0 they follow
+// it by a whole spacing; with n they may close on it by n spacings.
+func TestPacerCatchUpBound(t *testing.T) {
+	for _, c := range []struct {
+		catchUp, went int64
+		want          [2]int64 // the slots of the two requests booked behind the first
+	}{
+		{-1, 50, [2]int64{100, 200}},
+		{0, 50, [2]int64{150, 250}},
+		{1, 50, [2]int64{100, 200}},
+		// Went at 150: the request at 100 is due by then and counts as gone with it.
+		{0, 150, [2]int64{100, 250}},
+		{1, 150, [2]int64{100, 200}},
+	} {
+		p, _, _ := newTestPacer()
+		p.SetInterval(0, LaneRequests, 100)
+		p.SetCatchUp(c.catchUp)
+		if r := p.Reserve(0, 1); r != nil {
+			t.Fatalf("catch-up %d: first request not due at once", c.catchUp)
+		}
+		rs := []*Reservation{p.Reserve(10, 1), p.Reserve(10, 1)}
+		p.Went(c.went) // the first request (slot 0) went late
+		if got := [2]int64{rs[0].slot, rs[1].slot}; got != c.want {
+			t.Errorf("catch-up %d: slots %v after the first request went at %d, want %v", c.catchUp, got, c.went, c.want)
+		}
+	}
+}

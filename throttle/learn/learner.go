@@ -136,9 +136,12 @@ func (l *Learner) Observe(now time.Time, resp *http.Response, err error) {
 // (throttle.LatenessLearner): the sender's own jitter, which widens the jitter margin (the reserve
 // a refilling quota keeps, the requests counted as unseen, the lateness of holds). It is safe for
 // concurrent use.
-func (l *Learner) ObserveLateness(late time.Duration) {
+func (l *Learner) ObserveLateness(now time.Time, late time.Duration) {
 	l.mu.Lock()
 	l.m.rtt.addLate(int64(late))
+	// The request goes now: the ones behind it follow it no closer than the server's burst
+	// allows (see plan.burst).
+	l.p.Went(l.clock(now))
 	l.mu.Unlock()
 }
 
@@ -239,6 +242,7 @@ func (l *Learner) arbitrate(t int64, now time.Time) {
 		l.p.GrantUnits(t, uc)
 	}
 	l.p.SetHold(t, p.hold)
+	l.p.SetCatchUp(p.burst - 1) // -1 (unbounded) when the burst is not known
 	cw := l.capWait()
 	if p.capWait > 0 {
 		cw = time.Duration(p.capWait)

@@ -184,3 +184,44 @@ func TestExactResetIsTheWindow(t *testing.T) {
 		t.Fatalf("learned %+v, want 50 per 1s", got)
 	}
 }
+
+// TestThrottleAfterHeldTestIsNoWall: a throttle right after a bisection's test held (the pace
+// turning to cruise) comes after the server admitted the whole test: it is a throttle at the
+// estimate, not a wall with nothing admitted since the last cut, and must not halve the pace
+// (against nginx's limit_req at 50/s the halving held the pace at 25/s for eight seconds: 1.7x).
+func TestThrottleAfterHeldTestIsNoWall(t *testing.T) {
+	l, events, ms := observedLearner(t)
+	at := 0
+	answer := func(status int) {
+		l.ObserveAttempt(ms(at), ms(at+1), resp(status), nil)
+		at += 20 // 50 a second, the server's rate
+	}
+	reached := func(what string) {
+		t.Helper()
+		if !strings.Contains(strings.Join(*events, "\n"), what) {
+			t.Fatalf("the learner did not reach %q; events:\n%s", what, strings.Join(*events, "\n"))
+		}
+	}
+	answer(200) // a burst of one
+	answer(429) // first throttle: search from 1/s, doubling every success
+	for range 6 {
+		answer(200)
+	}
+	answer(429) // refuted at 64/s: bisect [32, 64)
+	reached("bisect: test")
+	for !strings.Contains(strings.Join(*events, "\n"), "-> cruise") && at < 60_000 {
+		if strings.Contains((*events)[len(*events)-1], "test 53.8") {
+			answer(429) // 53.8/s refuted: the bracket is [45.3, 53.8)
+		}
+		answer(200)
+	}
+	reached("held 49.4/s (refuted 53.8/s) -> cruise")
+	before := l.Rate()
+	answer(429)
+	if got := strings.Join(*events, "\n"); strings.Contains(got, "wall") {
+		t.Fatalf("a throttle right after a held test was taken for a wall:\n%s", got)
+	}
+	if after := l.Rate(); after < 0.8*before {
+		t.Fatalf("the pace fell from %.3g/s to %.3g/s: more than a cut below what the server admitted", before, after)
+	}
+}

@@ -14,6 +14,11 @@ type plan struct {
 	// A window: at most windowLimit requests in any window plus windowSlack (0: none).
 	windowLimit         int
 	window, windowSlack int64
+	// burst is the most requests the server was seen to admit at once (0: not known): the
+	// requests behind one that went late may close on it by burst-1 spacings at most, so that a
+	// server that admits no two requests closer than its pace (a burst of one) is not sent two
+	// closer than that after a late wake.
+	burst int64
 }
 
 // strategy is one way of driving the pacer. The arbiter asks each, in precedence order, whether it
