@@ -225,3 +225,28 @@ func TestThrottleAfterHeldTestIsNoWall(t *testing.T) {
 		t.Fatalf("the pace fell from %.3g/s to %.3g/s: more than a cut below what the server admitted", before, after)
 	}
 }
+
+// TestContradictionsCountWithinOneWindow: two throttles with quota said to remain, a minute apart
+// (races with other clients on the key), leave honest headers believed; two within one declared
+// window distrust them.
+func TestContradictionsCountWithinOneWindow(t *testing.T) {
+	l, _, ms := observedLearner(t)
+	claim := []string{`RateLimit-Policy: "default";q=1000;w=1`, `RateLimit: "default";r=900;t=1`}
+	answer := func(at, status int) {
+		send(t, l, ms(at))
+		l.ObserveAttempt(ms(at), ms(at+1), resp(status, claim...), nil)
+	}
+	answer(0, 200)
+	answer(2, 429)
+	for at := 1000; at < 60_000; at += 1000 {
+		answer(at, 200)
+	}
+	answer(60_000, 429)
+	if got := l.LearnedLimit(); got.Source != "declared" {
+		t.Fatalf("after two contradictions a minute apart: %+v, want the headers still believed", got)
+	}
+	answer(60_500, 429)
+	if got := l.LearnedLimit(); got.Source == "declared" {
+		t.Fatalf("after two contradictions within one window: %+v, want the headers distrusted", got)
+	}
+}

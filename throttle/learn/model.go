@@ -6,7 +6,7 @@ type trust int
 const (
 	trustNone       trust = iota // no header seen: the headerless strategies drive
 	trustBelieved                // headers seen and not contradicted
-	trustDistrusted              // headers contradicted by throttles: ignored until forgotten
+	trustDistrusted              // headers contradicted by throttles: ignored for the learner's life (a key the throttle evicts starts afresh)
 )
 
 func (t trust) String() string {
@@ -40,9 +40,12 @@ type model struct {
 	successes, throttles int64
 
 	// What the headers declared (0: never said) and how far they are believed.
-	limit, window  int64
-	trust          trust
+	limit, window int64
+	trust         trust
+	// contradictions counts the throttles that contradicted the headers within one declared
+	// window of the first of them (contradictedAt, its answer's time): see Tuning.DistrustAfter.
 	contradictions int
+	contradictedAt int64
 	kind           Kind
 
 	// share is the part of the declared rate this client paces at (1: all of it). Other clients

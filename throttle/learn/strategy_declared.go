@@ -167,6 +167,11 @@ func (d *declaredStrategy) observe(t int64, s *Signal, m *model) string {
 			d.shareCutAt = s.Answered
 			ev = join(ev, fmt.Sprintf("share -> %.3g of the quota (throttled with credit left, the quota said spent: another client spends it)", m.share))
 		} else if (known && c > 1+int64(m.inFlight) && !saysSpent) || (s.HasRemaining && s.Remaining > 0) {
+			// Contradictions count within one window (at least a second) of the first: races
+			// with other clients, one now and one a day later, are no server that over-claims.
+			if m.contradictions == 0 || s.Answered-m.contradictedAt > max(m.window, int64(time.Second)) {
+				m.contradictions, m.contradictedAt = 0, s.Answered
+			}
 			m.contradictions++
 			if m.contradictions >= m.tun.DistrustAfter {
 				m.trust = trustDistrusted
