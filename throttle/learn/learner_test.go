@@ -189,6 +189,7 @@ func TestExactResetIsTheWindow(t *testing.T) {
 // turning to cruise) comes after the server admitted the whole test: it is a throttle at the
 // estimate, not a wall with nothing admitted since the last cut, and must not halve the pace
 // (against nginx's limit_req at 50/s the halving held the pace at 25/s for eight seconds: 1.7x).
+// And a refuted probe leaves the estimate it probed from as it was.
 func TestThrottleAfterHeldTestIsNoWall(t *testing.T) {
 	l, events, ms := observedLearner(t)
 	at := 0
@@ -223,6 +224,31 @@ func TestThrottleAfterHeldTestIsNoWall(t *testing.T) {
 	}
 	if after := l.Rate(); after < 0.8*before {
 		t.Fatalf("the pace fell from %.3g/s to %.3g/s: more than a cut below what the server admitted", before, after)
+	}
+	// The sender falls behind while the pace recovers after each cut (answers 40 ms apart: 25/s)
+	// and keeps up while it cruises (20 ms: 50/s); the cruise turns to a probe, and the probe is
+	// refused. The estimate it probed from held a whole quiet cruise: it stands, and the rate
+	// admitted over the epochs, the dips after the cuts averaged in, does not pull it down.
+	until := func(what string, spacing int) {
+		t.Helper()
+		for !strings.Contains((*events)[len(*events)-1], what) && at < 120_000 {
+			l.ObserveAttempt(ms(at), ms(at+1), resp(200), nil)
+			at += spacing
+		}
+		reached(what)
+	}
+	until("recover -> cruise", 40)
+	for range 10 {
+		answer(200)
+	}
+	answer(429) // a second epoch: the long run now spans two
+	until("recover -> cruise", 40)
+	until("-> probe", 20)
+	held := l.LearnedLimit().Quota
+	answer(429)
+	reached("probe: throttled")
+	if got := l.LearnedLimit().Quota; got != held {
+		t.Fatalf("a refuted probe moved the estimate from %d/s to %d/s, want it to stand; events:\n%s", held, got, strings.Join(*events, "\n"))
 	}
 }
 

@@ -357,7 +357,12 @@ func (r *rateStrategy) cut(t int64, m *model) string {
 		}
 		r.best *= 1 - m.tun.ProbeGain
 	}
-	if lr, ok := r.longRun(t, m); ok {
+	// The rate admitted over the last epochs bounds an estimate that the server's credit may
+	// have inflated (a search or a measure spent a burst into it). Not a probe's: the estimate
+	// it probed from held a whole quiet cruise, and the long run averages the dips after the
+	// cuts into it (against nginx's limit_req at 200/s a refuted probe took an estimate of 203
+	// held down to 169, and the pace sawed between 140 and 200).
+	if lr, ok := r.longRun(t, m); ok && prev != "probe" {
 		r.best = min(r.best, lr)
 	}
 	r.best = r.clamp(r.best)
