@@ -276,3 +276,31 @@ func TestContradictionsCountWithinOneWindow(t *testing.T) {
 		t.Fatalf("after two contradictions within one window: %+v, want the headers distrusted", got)
 	}
 }
+
+// TestContinuousQuotaCapacityFromResets: OpenAI states its limits per minute and documents that
+// it may enforce them over shorter periods. An answer that leaves 4 of "300 a minute" and says the
+// quota is whole again in 200 ms shows a capacity of 5 (4 plus a fifth of a second at 5/s): the
+// quota is 5 a second, at the same rate. An answer whose reset is consistent with the minute
+// ("9999 of 10000, whole in 6 ms", as OpenAI's own docs show it) leaves the minute's quota.
+func TestContinuousQuotaCapacityFromResets(t *testing.T) {
+	for _, c := range []struct {
+		lines        []string
+		quota        int64
+		window       time.Duration
+		capacityNote bool
+	}{
+		{[]string{"X-Ratelimit-Limit-Requests: 300", "X-Ratelimit-Remaining-Requests: 4", "X-Ratelimit-Reset-Requests: 200ms"}, 5, time.Second, true},
+		{[]string{"X-Ratelimit-Limit-Requests: 10000", "X-Ratelimit-Remaining-Requests: 9999", "X-Ratelimit-Reset-Requests: 6ms"}, 10000, time.Minute, false},
+	} {
+		l, events, ms := observedLearner(t)
+		send(t, l, ms(0))
+		l.ObserveAttempt(ms(0), ms(1), resp(200, c.lines...), nil)
+		got := l.LearnedLimit()
+		if got.Quota != c.quota || got.Window != c.window {
+			t.Errorf("%q: learned %d per %v, want %d per %v", c.lines, got.Quota, got.Window, c.quota, c.window)
+		}
+		if note := strings.Contains(strings.Join(*events, "\n"), "capacity"); note != c.capacityNote {
+			t.Errorf("%q: events %q, want a capacity note: %v", c.lines, *events, c.capacityNote)
+		}
+	}
+}

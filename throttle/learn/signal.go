@@ -28,8 +28,12 @@ type Signal struct {
 	// a quota that refills continuously, of which the server says only the level (Remaining of
 	// Limit): Shopify's call limit. The learner measures the rate from the levels.
 	RateAssumed bool
-	RetryAfter  int64 // the server asked for this much quiet (valid when HasRetryAfter)
-	HasRetry    bool
+	// Continuous reports that the quota refills continuously at Limit per Window and that Reset
+	// is the time until it is whole again (OpenAI, Anthropic): Remaining plus what refills in
+	// Reset is then the quota's capacity.
+	Continuous bool
+	RetryAfter int64 // the server asked for this much quiet (valid when HasRetryAfter)
+	HasRetry   bool
 
 	// The declared quota of other units than requests that a request's cost counts against
 	// (tokens, points; see unitsOf): per UnitWindow, with UnitRemaining left when the server
@@ -96,6 +100,7 @@ func (s *Signal) read(sent, answered int64, now time.Time, resp *http.Response, 
 		// resets can correct (see declaredStrategy); a refilling one's reset is its level's.
 		s.WindowAssumed = q.WindowAssumed && !q.Continuous
 		s.RateAssumed = q.WindowAssumed && q.Continuous
+		s.Continuous = q.Continuous
 		s.Remaining, s.HasRemaining = max(q.Remaining, 0), q.HasRemaining
 		s.Reset, s.HasReset = int64(q.Reset), q.HasReset
 		s.ResetGrain = int64(q.ResetGrain)

@@ -27,11 +27,17 @@ type declaredStrategy struct {
 	hasCredit  bool
 	holdUntil  int64
 	windowSeen int64 // the longest reset seen, for a limit declared without a window
-	lastReset  int64 // the reset the newest answer said, and its grain
-	lastGrain  int64
-	resetAt    int64 // the latest the reset can be, in the answers' time (see narrowReset); 0: none said
-	leastLeft  int64 // the least remaining any answer since that reset began said; -1: none yet
-	shareCutAt int64 // when the share was last halved: throttles sent before it are of that epoch
+	// capacitySeen is the largest capacity the answers of a continuous quota imply (Remaining
+	// plus what refills until the reset): see capacity.
+	capacitySeen int64
+	// saidLimit per saidWindow is the quota as the server said it (its window inferred where it
+	// said none), before a capacity its resets show narrows it: the window of sends is kept to it.
+	saidLimit, saidWindow int64
+	lastReset             int64 // the reset the newest answer said, and its grain
+	lastGrain             int64
+	resetAt               int64 // the latest the reset can be, in the answers' time (see narrowReset); 0: none said
+	leastLeft             int64 // the least remaining any answer since that reset began said; -1: none yet
+	shareCutAt            int64 // when the share was last halved: throttles sent before it are of that epoch
 	// measureFrom is when the first answer of a bucket whose rate is assumed came (0: none): the
 	// probes that measure its leak are timed from it (see probeInterval).
 	measureFrom int64
@@ -68,6 +74,25 @@ func (d *declaredStrategy) currentUpper(m *model) int64 {
 		return 0
 	}
 	return d.upper - (m.sends.n - d.sendsAt)
+}
+
+// capacity is the quota's capacity that the answers of a continuous quota declared as s.Limit per
+// w imply (0: none said, or not continuous): a quota that refills at Limit per w and is whole again
+// Reset after an answer that left Remaining holds Remaining + Reset·Limit/w. The largest seen
+// stands: it is the capacity of a bucket exactly, and bounds that of a quota enforced in shorter
+// windows than the one it is stated in (OpenAI documents 60,000 a minute enforced as 1,000 a
+// second; the resets of such a server say a second, and taken at its word, the minute's quota is
+// spent at once into a wall). A capacity within a request of the limit is the limit.
+func (d *declaredStrategy) capacity(s *Signal, w int64) int64 {
+	if !s.Continuous || !s.HasRemaining || !s.HasReset || w <= 0 || s.Limit <= 0 {
+		return 0
+	}
+	c := s.Remaining + int64(math.Ceil(float64(s.Reset)*float64(s.Limit)/float64(w)))
+	d.capacitySeen = max(d.capacitySeen, c)
+	if d.capacitySeen+1 >= s.Limit {
+		return s.Limit
+	}
+	return d.capacitySeen
 }
 
 // creditAtSend is the credit the request sent at sent had when it left, and its upper bound
@@ -115,9 +140,18 @@ func (d *declaredStrategy) observe(t int64, s *Signal, m *model) string {
 				w = d.windowSeen
 			}
 		}
-		if w > 0 && (s.Limit != m.limit || w != m.window) {
-			m.limit, m.window = s.Limit, w
-			ev = join(ev, fmt.Sprintf("declared %d/%v", s.Limit, durationOf(w)))
+		if w > 0 {
+			d.saidLimit, d.saidWindow = s.Limit, w
+		}
+		limit, note := s.Limit, ""
+		if c := d.capacity(s, w); c > 0 && c < limit {
+			// The same rate, a smaller quota: c per the time the rate refills c in.
+			w = max(int64(math.Ceil(float64(w)*float64(c)/float64(limit))), 1)
+			limit, note = c, fmt.Sprintf(" (%d/%v said; its resets show a capacity of %d)", s.Limit, durationOf(s.Window), c)
+		}
+		if w > 0 && (limit != m.limit || w != m.window) {
+			m.limit, m.window = limit, w
+			ev = join(ev, fmt.Sprintf("declared %d/%v%s", limit, durationOf(w), note))
 		}
 	}
 	if s.Limit > 0 {
@@ -324,15 +358,18 @@ func (d *declaredStrategy) drives(t int64, m *model) bool { return m.trust == tr
 
 func (d *declaredStrategy) plan(t int64, m *model) plan {
 	p := plan{interval: m.declaredInterval(), setCredit: true}
-	if m.kind != KindCounter && !m.rateAssumed && m.limit > 0 && m.limit <= maxWindowLimit && m.window > 0 {
+	if m.kind != KindCounter && !m.rateAssumed && d.saidLimit > 0 && d.saidLimit <= maxWindowLimit && d.saidWindow > 0 {
 		// Any window of this client's paced sends stays within the declared limit: against a
 		// sliding log spent unevenly, a place frees up exactly one window after the send it holds
 		// (the slack covers the jitter of both trips); against a bucket the pace already keeps it.
 		// A sliding window counter weighs the previous window's sends instead, and a request one
 		// window after a burst is still refused there: its pace of limit-1 per window is what it
 		// sustains. A rate the dialect assumed is no window the server keeps: the level it reports
-		// is the bucket's, and the leak is measured (see leakMeter).
-		p.windowLimit, p.window, p.windowSlack = int(m.limit), m.window, m.rtt.margin(m.tun.JitterMargin)
+		// is the bucket's, and the leak is measured (see leakMeter). The window is the one the
+		// server said, not a smaller capacity its resets show (see capacity): held to 50 in any
+		// second, a bucket of 50 whose rate doubled back to 50/s could not spend what it refilled
+		// meanwhile (1.14x).
+		p.windowLimit, p.window, p.windowSlack = int(d.saidLimit), d.saidWindow, m.rtt.margin(m.tun.JitterMargin)
 	}
 	c := d.current(m)
 	if m.kind == KindCounter {
