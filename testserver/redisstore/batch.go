@@ -26,9 +26,11 @@ const DefaultPipelines = 4
 
 // call is one Apply's script run, waiting for its round trip.
 type call struct {
-	keys []string
-	args []any
-	gen  int64 // the circuit's generation when the call was allowed
+	script *luaScript
+	// cmd is the EVALSHA command: "evalsha", the script's hash, the number of keys, the keys, the
+	// arguments (see encode).
+	cmd []any
+	gen int64 // the circuit's generation when the call was allowed
 	// done receives the outcome, or a batch to lead; exactly one message per call. Made when the
 	// call waits: a call that leads at once (a lone caller) needs none.
 	done chan outcome
@@ -217,20 +219,23 @@ func (s *Store) exec(ctx context.Context, calls []*call) ([]result, error) {
 	out := make([]result, len(calls))
 	if len(calls) == 1 {
 		c := calls[0]
-		v, err := s.client.EvalSha(ctx, script.Hash(), c.keys, c.args...).Result()
+		cmd := evalSha(ctx, c)
+		err := s.client.Process(ctx, cmd)
 		if isNoScript(err) {
-			v, err = s.client.Eval(ctx, scriptSource, c.keys, c.args...).Result()
+			cmd = eval(ctx, c)
+			err = s.client.Process(ctx, cmd)
 		}
 		if err != nil && !isReplyError(err) {
 			return nil, err
 		}
-		out[0] = result{v, err}
+		out[0] = result{cmd.Val(), err}
 		return out, nil
 	}
 	cmds := make([]*redis.Cmd, len(calls))
 	pipe := s.client.Pipeline()
 	for j, c := range calls {
-		cmds[j] = pipe.EvalSha(ctx, script.Hash(), c.keys, c.args...)
+		cmds[j] = evalSha(ctx, c)
+		_ = pipe.Process(ctx, cmds[j])
 	}
 	if _, err := pipe.Exec(ctx); err != nil && !isReplyError(err) {
 		return nil, err
@@ -250,7 +255,8 @@ func (s *Store) exec(ctx context.Context, calls []*call) ([]result, error) {
 	if len(again) > 0 {
 		pipe := s.client.Pipeline()
 		for _, j := range again {
-			cmds[j] = pipe.Eval(ctx, scriptSource, calls[j].keys, calls[j].args...)
+			cmds[j] = eval(ctx, calls[j])
+			_ = pipe.Process(ctx, cmds[j])
 		}
 		if _, err := pipe.Exec(ctx); err != nil && !isReplyError(err) {
 			return nil, err
@@ -264,6 +270,22 @@ func (s *Store) exec(ctx context.Context, calls []*call) ([]result, error) {
 		}
 	}
 	return out, nil
+}
+
+// evalSha returns c's EVALSHA command, on c's own arguments (go-redis keeps the slice: no copy).
+func evalSha(ctx context.Context, c *call) *redis.Cmd {
+	cmd := redis.NewCmd(ctx, c.cmd...)
+	cmd.SetFirstKeyPos(3) // for a Cluster client: the slot is the first key's
+	return cmd
+}
+
+// eval returns c's command as EVAL of the script's source, for a Redis that does not know it.
+func eval(ctx context.Context, c *call) *redis.Cmd {
+	args := slices.Clone(c.cmd)
+	args[0], args[1] = "eval", c.script.src
+	cmd := redis.NewCmd(ctx, args...)
+	cmd.SetFirstKeyPos(3)
+	return cmd
 }
 
 // isNoScript reports whether Redis did not know the script (EVALSHA's NOSCRIPT).
