@@ -220,7 +220,12 @@ func (s *Store) Apply(ctx context.Context, now time.Time, checks []testserver.St
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	cs, err := s.prepare(checks)
+	var one [1]check // the usual request's, without an allocation
+	cs := one[:0]
+	if len(checks) > 1 {
+		cs = make([]check, 0, len(checks))
+	}
+	cs, err := s.prepare(checks, cs)
 	if err != nil || len(checks) == 0 {
 		return nil, err
 	}
@@ -276,9 +281,9 @@ func (s *Store) Apply(ctx context.Context, now time.Time, checks []testserver.St
 	return out, nil
 }
 
-// prepare validates the checks and translates them for the script.
-func (s *Store) prepare(checks []testserver.StoreCheck) ([]check, error) {
-	cs := make([]check, len(checks))
+// prepare validates the checks and translates them for the script, appending them to cs.
+func (s *Store) prepare(checks []testserver.StoreCheck, cs []check) ([]check, error) {
+	cs = cs[:len(checks)]
 	for i := range checks {
 		c := &checks[i]
 		if c.N < 1 || c.Algorithm == nil {
@@ -319,6 +324,9 @@ const CallerClockMinTTL = 10 * time.Minute
 // argsPerCheck is the number of script arguments per check (see script_shared.lua).
 const argsPerCheck = 9
 
+// noMaxDelay is the script's max delay argument for a check without one, converted once.
+var noMaxDelay any = int64(-1)
+
 // encode builds the call that runs the script deciding checks: its EVALSHA command (the script's
 // hash, its keys and its arguments) in one slice, handed to go-redis as it is. charge makes every
 // check a charge (committed whatever the decision: see script_shared.lua).
@@ -330,7 +338,11 @@ func (s *Store) encode(checks []testserver.StoreCheck, cs []check, nowArg string
 		}
 	}
 	sc := scriptFor(len(checks))
-	cmd := make([]any, 0, 3+nkeys+3+argsPerCheck*len(checks))
+	c := &call{script: sc}
+	cmd := c.buf[:0]
+	if n := 3 + nkeys + 3 + argsPerCheck*len(checks); n > len(c.buf) {
+		cmd = make([]any, 0, n)
+	}
 	cmd = append(cmd, "evalsha", sc.sha, nkeys)
 	minTTL := int64(0)
 	if s.cfg.callerClock {
@@ -338,35 +350,36 @@ func (s *Store) encode(checks []testserver.StoreCheck, cs []check, nowArg string
 	}
 	first := ""
 	for i := range checks {
-		c, p := &checks[i], &cs[i]
-		tag := s.cfg.tagOf(c.Rule, c.Key)
+		ch, p := &checks[i], &cs[i]
+		tag := s.cfg.tagOf(ch.Rule, ch.Key)
 		if i == 0 {
 			first = tag
 		} else if s.sharded && tag != first {
-			return nil, fmt.Errorf("%w: rule %q has tag %q, rule %q has %q (see WithHashTag)", ErrCrossSlot, checks[0].Rule, first, c.Rule, tag)
+			return nil, fmt.Errorf("%w: rule %q has tag %q, rule %q has %q (see WithHashTag)", ErrCrossSlot, checks[0].Rule, first, ch.Rule, tag)
 		}
-		cmd = append(cmd, s.cfg.keyName(tag, c.Scope, c.Key, suffixState))
+		cmd = append(cmd, s.cfg.keyName(tag, ch.Scope, ch.Key, suffixState))
 		if p.alg.kind == kindSlidingLog {
-			cmd = append(cmd, s.cfg.keyName(tag, c.Scope, c.Key, suffixLog))
+			cmd = append(cmd, s.cfg.keyName(tag, ch.Scope, ch.Key, suffixLog))
 		}
 	}
 	cmd = append(cmd, nowArg, minTTL, len(checks))
 	for i := range checks {
-		c, p := &checks[i], &cs[i]
+		ch, p := &checks[i], &cs[i]
 		adv := 0
 		switch {
 		case charge:
 			adv = 2
-		case c.Advisory:
+		case ch.Advisory:
 			adv = 1
 		}
-		maxDelay := int64(-1)
-		if c.MaxDelay > 0 {
-			maxDelay = int64(c.MaxDelay / time.Microsecond)
+		maxDelay := noMaxDelay
+		if ch.MaxDelay > 0 {
+			maxDelay = int64(ch.MaxDelay / time.Microsecond)
 		}
-		cmd = append(cmd, int64(p.alg.kind), c.N, adv, maxDelay, p.alg.limit, p.alg.burst, p.alg.windowUS, p.pub.limit, p.pub.burst)
+		cmd = append(cmd, int64(p.alg.kind), ch.N, adv, maxDelay, p.alg.limit, p.alg.burst, p.alg.windowUS, p.pub.limit, p.pub.burst)
 	}
-	return &call{script: sc, cmd: cmd}, nil
+	c.cmd = cmd
+	return c, nil
 }
 
 // The script's reply per check: replyPerCheck integers (the decision's five and committed), and
