@@ -160,7 +160,7 @@ func (s *Store) send(batch []*call) {
 			calls = append(calls, batch[i])
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.timeout)
+	ctx, cancel := withDeadline(s.cfg.timeout)
 	defer cancel()
 	s.roundTrips.Add(1)
 	var rs []result
