@@ -35,8 +35,9 @@ func (answerDecisions) ProcessPipelineHook(next redis.ProcessPipelineHook) redis
 
 // BenchmarkClientPath measures what a lone caller's decision costs on the client, without the
 // network and Redis: Apply of one token-bucket check whose script reply a hook gives at once
-// ("apply"), beside go-redis alone running the same EVALSHA under a deadline as the store does
-// ("evalsha"); the difference is the store's own work (validation, encoding, the round trip's
+// ("apply"), beside go-redis alone running the same EVALSHA under a deadline
+// (context.WithTimeout, which costs more than the store's own: see deadline.go) ("evalsha"); the
+// difference is the store's own work (validation, encoding, the round trip's
 // bookkeeping, decoding). Run with
 //
 //	go test -run '^$' -bench BenchmarkClientPath -count 10 . | tee new.txt

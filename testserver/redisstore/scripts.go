@@ -21,8 +21,10 @@ var scriptFiles embed.FS
 // "--#include" lines are replaced by the blocks they name, so a check is read, decided, committed
 // and written by the same Lua text in both. Two drivers, because Redis runs the script on every
 // decision in its single thread: the lists scriptMany keeps to decide several checks
-// all-or-nothing (the states by key, the commits) cost a lone check about a tenth of its time
-// inside Redis.
+// all-or-nothing (the states by key, the commits) cost a lone check about 8% of its time
+// inside Redis (one token-bucket check, pipelined EVALSHAs on the development machine,
+// usec_per_call in INFO commandstats: 8.7 µs for scriptMany, 8.0 µs for scriptOne; 9.3 µs for the
+// one script there was before; see docs/redis-store.md).
 var (
 	scriptMany = newLuaScript(composeScript("script_many.lua"))
 	scriptOne  = newLuaScript(composeScript("script_one.lua"))
