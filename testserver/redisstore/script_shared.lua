@@ -1,7 +1,8 @@
 -- steady redisstore: the pieces every decision script shares (scripts.go puts a driver after them:
--- script_many.lua for any number of checks, script_one.lua for one; see scripts.go). The drivers decide every check of
--- one request, all-or-nothing, atomically, and differ only in how many checks they loop over: the
--- arguments, the algorithms, the state's encoding and the reply are here, once.
+-- script_many.lua for any number of checks, script_one.lua for one). The drivers decide every check
+-- of one request, all-or-nothing, atomically, and differ only in how many checks they loop over:
+-- the arguments, the algorithms, the state's encoding and the reply are here and in the blocks
+-- they include, once.
 -- Mirrors package algorithm's integer-nanosecond arithmetic in integer microseconds; every number
 -- stays below 2^53 within the bounds the Go side enforces (bounds.go), so doubles are exact.
 --
@@ -255,9 +256,9 @@ if logs then
 end
 
 -- Locals of the chunk from here on: no closure above captures them. The drivers include the blocks
--- below (script_args.lua, script_read.lua, script_decide.lua, script_commit.lua, script_write.lua)
--- as text rather than calling them: a local function would be one more closure per run, and these
--- would capture a dozen upvalues each, which costs Redis more than the rest of a one-check decision
--- (about 1.2 µs of 9 per EVALSHA, measured).
+-- (script_args.lua, script_read.lua, script_decide.lua, script_commit.lua, script_write.lua) as
+-- text rather than calling them as local functions: those would be five more closures per run,
+-- capturing a dozen upvalues between them, about 1.2 µs of the 9 a one-check EVALSHA costs Redis
+-- (measured with the blocks as functions).
 local tonumber, max, format, call, argv = tonumber, math.max, string.format, redis.call, ARGV
 local minttl = tonumber(argv[2])
