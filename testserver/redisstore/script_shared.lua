@@ -24,8 +24,13 @@
 -- there (Lua 5.1): every local function is a new closure on every run, and every local of this
 -- chunk it uses a new upvalue, so only the algorithms a request uses are made, they capture few
 -- locals, and the tables made per run are few (a state per key, an entry per committing check of
--- several, the reply). Integers are written with %d (a C long: exact for every integer the bounds
--- allow, and less than half the cost of %.0f in Redis's Lua).
+-- several, the reply).
+
+-- How integers are written: with %d, less than half the cost of %.0f in Redis's Lua, where %d
+-- formats a C long that holds every integer the bounds allow (64 bits, as on every 64-bit Unix);
+-- with %.0f, exact everywhere, where it does not (a 32-bit build, or Windows, whose long has 32).
+local INT1, INT3 = '%.0f', '%.0f %.0f %.0f'
+if string.format('%d', 2^53) == '9007199254740992' then INT1, INT3 = '%d', '%d %d %d' end
 
 local NEVER = -1
 local OVERDUE = -2
@@ -188,7 +193,7 @@ end
 if logs then
   -- sliding log: sorted set of entries (score: admission time µs; member: running total of requests
   -- admitted up to and including that time), st.c = running total before the oldest entry.
-  local function fmt(x) return string.format('%d', x) end
+  local function fmt(x) return string.format(INT1, x) end
 
   function log_view(zk, st, W)
     local v = {count = redis.call('ZCARD', zk), t = t, expired = 0, from = st.c, newest = st.c, newest_t = 0}
