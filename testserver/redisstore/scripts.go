@@ -23,7 +23,7 @@ var scriptFiles embed.FS
 // decision in its single thread: the lists scriptMany keeps to decide several checks
 // all-or-nothing (the states by key, the commits) cost a lone check about 8% of its time
 // inside Redis (one token-bucket check, pipelined EVALSHAs on the development machine,
-// usec_per_call in INFO commandstats: 8.7 µs for scriptMany, 8.0 µs for scriptOne; 9.3 µs for the
+// usec_per_call in INFO commandstats: 9.0 µs for scriptMany, 8.3 µs for scriptOne; 9.3 µs for the
 // one script there was before; see docs/redis-store.md).
 var (
 	scriptMany = newLuaScript(composeScript("script_many.lua"))
