@@ -26,12 +26,21 @@ const DefaultPipelines = 4
 
 // call is one Apply's script run, waiting for its round trip.
 type call struct {
-	keys []string
-	args []any
-	gen  int64 // the circuit's generation when the call was allowed
+	script *luaScript
+	// cmd is the EVALSHA command: "evalsha", the script's hash, the number of keys, the keys, the
+	// arguments (see encode).
+	cmd []any
+	// buf holds cmd for a request of one check (3 + 1 key + 3 + argsPerCheck), so that the call
+	// and its command are one allocation.
+	buf [16]any
+	gen int64 // the circuit's generation when the call was allowed
 	// done receives the outcome, or a batch to lead; exactly one message per call. Made when the
 	// call waits: a call that leads at once (a lone caller) needs none.
 	done chan outcome
+	// out is the outcome, set by the round trip that carried the call (send).
+	out outcome
+	// alone holds the batch of a call that leads a round trip by itself (a lone caller).
+	alone [1]*call
 }
 
 // outcome is the end of a call's round trip.
@@ -67,7 +76,11 @@ func (s *Store) roundTrip(ctx context.Context, c *call) outcome {
 	b.mu.Lock()
 	if b.inflight < b.max {
 		b.inflight++
-		batch := append(b.pending, c)
+		batch := b.pending
+		if batch == nil {
+			batch = c.alone[:0]
+		}
+		batch = append(batch, c)
 		b.pending = nil
 		b.mu.Unlock()
 		return s.lead(batch, c)
@@ -101,13 +114,10 @@ func (s *Store) roundTrip(ctx context.Context, c *call) outcome {
 // lead runs batch (which contains self), delivers every other call's outcome, hands the next
 // batch to the first waiter (or frees the round trip), and returns self's outcome.
 func (s *Store) lead(batch []*call, self *call) outcome {
-	outs := s.send(batch)
-	var mine outcome
-	for i, c := range batch {
-		if c == self {
-			mine = outs[i]
-		} else {
-			c.done <- outs[i]
+	s.send(batch)
+	for _, c := range batch {
+		if c != self {
+			c.done <- c.out
 		}
 	}
 	b := &s.batch
@@ -121,24 +131,23 @@ func (s *Store) lead(batch []*call, self *call) outcome {
 	if len(next) > 0 {
 		next[0].done <- outcome{lead: next}
 	}
-	return mine
+	return self.out
 }
 
 // send makes one round trip for batch (EVALSHA, pipelined when there are several; EVAL for those
 // Redis answers NOSCRIPT, after a restart), within the store's deadline, and records it in the
-// counters and the circuit.
-func (s *Store) send(batch []*call) []outcome {
-	outs := make([]outcome, len(batch))
+// counters and the circuit. Each call's outcome is left in its out.
+func (s *Store) send(batch []*call) {
 	live := make([]int, 0, len(batch))
 	for i, c := range batch {
 		if s.circuit.reopenedSince(c.gen) {
-			outs[i].skipped = true
+			c.out = outcome{skipped: true}
 			continue
 		}
 		live = append(live, i)
 	}
 	if len(live) == 0 {
-		return outs
+		return
 	}
 	// Admissions the Fallback policy made while Redis was away go first, so that the decisions of
 	// this round trip see them.
@@ -151,7 +160,7 @@ func (s *Store) send(batch []*call) []outcome {
 			calls = append(calls, batch[i])
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.timeout)
+	ctx, cancel := withDeadline(s.cfg.timeout)
 	defer cancel()
 	s.roundTrips.Add(1)
 	var rs []result
@@ -191,17 +200,16 @@ func (s *Store) send(batch []*call) []outcome {
 			}
 		}
 		for _, i := range live {
-			outs[i] = outcome{err: err, timeout: timeout}
+			batch[i].out = outcome{err: err, timeout: timeout}
 		}
-		return outs
+		return
 	}
 	s.ledger.settle(debts, true)
 	s.circuit.success()
 	rs = rs[skip:]
 	for j, i := range live {
-		outs[i] = outcome{reply: rs[j].v, err: rs[j].err}
+		batch[i].out = outcome{reply: rs[j].v, err: rs[j].err}
 	}
-	return outs
 }
 
 // result is one script run's reply.
@@ -217,20 +225,23 @@ func (s *Store) exec(ctx context.Context, calls []*call) ([]result, error) {
 	out := make([]result, len(calls))
 	if len(calls) == 1 {
 		c := calls[0]
-		v, err := s.client.EvalSha(ctx, script.Hash(), c.keys, c.args...).Result()
+		cmd := evalSha(ctx, c)
+		err := s.client.Process(ctx, cmd)
 		if isNoScript(err) {
-			v, err = s.client.Eval(ctx, scriptSource, c.keys, c.args...).Result()
+			cmd = eval(ctx, c)
+			err = s.client.Process(ctx, cmd)
 		}
 		if err != nil && !isReplyError(err) {
 			return nil, err
 		}
-		out[0] = result{v, err}
+		out[0] = result{cmd.Val(), err}
 		return out, nil
 	}
 	cmds := make([]*redis.Cmd, len(calls))
 	pipe := s.client.Pipeline()
 	for j, c := range calls {
-		cmds[j] = pipe.EvalSha(ctx, script.Hash(), c.keys, c.args...)
+		cmds[j] = evalSha(ctx, c)
+		_ = pipe.Process(ctx, cmds[j])
 	}
 	if _, err := pipe.Exec(ctx); err != nil && !isReplyError(err) {
 		return nil, err
@@ -250,7 +261,8 @@ func (s *Store) exec(ctx context.Context, calls []*call) ([]result, error) {
 	if len(again) > 0 {
 		pipe := s.client.Pipeline()
 		for _, j := range again {
-			cmds[j] = pipe.Eval(ctx, scriptSource, calls[j].keys, calls[j].args...)
+			cmds[j] = eval(ctx, calls[j])
+			_ = pipe.Process(ctx, cmds[j])
 		}
 		if _, err := pipe.Exec(ctx); err != nil && !isReplyError(err) {
 			return nil, err
@@ -264,6 +276,22 @@ func (s *Store) exec(ctx context.Context, calls []*call) ([]result, error) {
 		}
 	}
 	return out, nil
+}
+
+// evalSha returns c's EVALSHA command, on c's own arguments (go-redis keeps the slice: no copy).
+func evalSha(ctx context.Context, c *call) *redis.Cmd {
+	cmd := redis.NewCmd(ctx, c.cmd...)
+	cmd.SetFirstKeyPos(3) // for a Cluster client: the slot is the first key's
+	return cmd
+}
+
+// eval returns c's command as EVAL of the script's source, for a Redis that does not know it.
+func eval(ctx context.Context, c *call) *redis.Cmd {
+	args := slices.Clone(c.cmd)
+	args[0], args[1] = "eval", c.script.src
+	cmd := redis.NewCmd(ctx, args...)
+	cmd.SetFirstKeyPos(3)
+	return cmd
 }
 
 // isNoScript reports whether Redis did not know the script (EVALSHA's NOSCRIPT).

@@ -104,7 +104,7 @@ func TestCluster(t *testing.T) {
 
 	// Redis agrees: the same script with the keys in different slots fails.
 	keys := []string{st.cfg.keyName("ip:10.0.0.1", "s", "ip:10.0.0.1", suffixState), st.cfg.keyName("user:7", "s", "user:7", suffixState)}
-	if err := script.Run(context.Background(), cc, keys, "", 0, 0).Err(); err == nil {
+	if err := scriptMany.Run(context.Background(), cc, keys, "", 0, 0).Err(); err == nil {
 		t.Fatal("Redis ran a script on keys of two slots")
 	}
 

@@ -8,12 +8,14 @@
 //
 // # Decisions
 //
-// Every Apply runs one Lua script, loaded before the store is returned and run by EVALSHA (EVAL
-// when Redis does not know it, after a restart), that reads the state of every check of the
-// request, decides them all, and writes back only when every check that is not advisory admits — so a request that must
-// pass several limits (IP and user, user and route) is decided all-or-nothing: a denial by one
-// consumes nothing from the others. Redis runs scripts one at a time, so there is no
-// read-then-write race between instances: a decision Redis makes never admits above the limit.
+// Every Apply runs one Lua script (one for a request of one check, the usual one, and one for
+// several; both are built from the same Lua pieces, see scripts.go), loaded before the store is
+// returned and run by EVALSHA (EVAL when Redis does not know it, after a restart), that reads the
+// state of every check of the request, decides them all, and writes back only when every check
+// that is not advisory admits — so a request that must pass several limits (IP and user, user
+// and route) is decided all-or-nothing: a denial by one consumes nothing from the others. Redis
+// runs scripts one at a time, so there is no read-then-write race between instances: a decision
+// Redis makes never admits above the limit.
 // Concurrent Applies share round trips: at most WithPipelines round trips are in flight, and the
 // Applies that arrive meanwhile go together in the next one (a pipeline of scripts).
 //

@@ -99,11 +99,11 @@ func (l *ledger) counts() (charged, uncharged int64) {
 func (s *Store) debtCalls(ds []*debt) []*call {
 	calls := make([]*call, 0, len(ds))
 	for _, d := range ds {
-		keys, args, err := s.encode([]testserver.StoreCheck{d.check}, []check{d.p}, "", true)
+		c, err := s.encode([]testserver.StoreCheck{d.check}, []check{d.p}, "", true)
 		if err != nil {
 			continue // encoded once already; cannot fail
 		}
-		calls = append(calls, &call{keys: keys, args: args})
+		calls = append(calls, c)
 	}
 	return calls
 }

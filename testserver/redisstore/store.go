@@ -2,7 +2,6 @@ package redisstore
 
 import (
 	"context"
-	_ "embed"
 	"errors"
 	"fmt"
 	"net/url"
@@ -17,13 +16,6 @@ import (
 	"github.com/steadyhttp/steady/testserver"
 	"github.com/steadyhttp/steady/testserver/algorithm"
 )
-
-//go:embed script.lua
-var scriptSource string
-
-// script is the decision script, run by EVALSHA with a fallback to EVAL when Redis does not know
-// it (after a restart or SCRIPT FLUSH).
-var script = redis.NewScript(scriptSource)
 
 // Store is a testserver.Store that keeps every rule's per-key state in Redis, so that any number
 // of testserver instances (or Limiters) sharing one Redis enforce one limit together. Each Apply
@@ -114,15 +106,17 @@ func New(client redis.UniversalClient, opts ...Option) (*Store, error) {
 // that needs longer is treated as down: the store starts anyway.
 const StartupTimeout = time.Second
 
-// warmUp loads the script and opens one connection per pipeline, each held at once so that they
+// warmUp loads the scripts and opens one connection per pipeline, each held at once so that they
 // are distinct (for a Cluster client, per master; and in go-redis's pipeline pool when the client
 // has one), within StartupTimeout. Failures are ignored:
 // Apply reconnects and reloads on its own.
 func (s *Store) warmUp() {
 	ctx, cancel := context.WithTimeout(context.Background(), StartupTimeout)
 	defer cancel()
-	if _, err := s.call(ctx, func(ctx context.Context) (any, error) { return script.Load(ctx, s.client).Result() }); err != nil {
-		return
+	for _, sc := range []*luaScript{scriptOne, scriptMany} {
+		if _, err := s.call(ctx, func(ctx context.Context) (any, error) { return sc.Load(ctx, s.client).Result() }); err != nil {
+			return
+		}
 	}
 	s.register(ctx)
 	open := func(ctx context.Context, c *redis.Client) error {
@@ -226,7 +220,12 @@ func (s *Store) Apply(ctx context.Context, now time.Time, checks []testserver.St
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	cs, err := s.prepare(checks)
+	var one [1]check // the usual request's, without an allocation
+	cs := one[:0]
+	if len(checks) > 1 {
+		cs = make([]check, 0, len(checks))
+	}
+	cs, err := s.prepare(checks, cs)
 	if err != nil || len(checks) == 0 {
 		return nil, err
 	}
@@ -238,7 +237,7 @@ func (s *Store) Apply(ctx context.Context, now time.Time, checks []testserver.St
 		}
 		nowArg = strconv.FormatInt(us, 10)
 	}
-	keys, args, err := s.encode(checks, cs, nowArg, false)
+	c, err := s.encode(checks, cs, nowArg, false)
 	if err != nil {
 		return nil, err
 	}
@@ -247,7 +246,8 @@ func (s *Store) Apply(ctx context.Context, now time.Time, checks []testserver.St
 		s.skipped.Add(1)
 		return s.byPolicy(ctx, now, checks, cs)
 	}
-	o := s.roundTrip(ctx, &call{keys: keys, args: args, gen: gen})
+	c.gen = gen
+	o := s.roundTrip(ctx, c)
 	if cerr := ctx.Err(); cerr != nil {
 		return nil, cerr // the caller gave up; not Redis's failure
 	}
@@ -281,9 +281,9 @@ func (s *Store) Apply(ctx context.Context, now time.Time, checks []testserver.St
 	return out, nil
 }
 
-// prepare validates the checks and translates them for the script.
-func (s *Store) prepare(checks []testserver.StoreCheck) ([]check, error) {
-	cs := make([]check, len(checks))
+// prepare validates the checks and translates them for the script, appending them to cs.
+func (s *Store) prepare(checks []testserver.StoreCheck, cs []check) ([]check, error) {
+	cs = cs[:len(checks)]
 	for i := range checks {
 		c := &checks[i]
 		if c.N < 1 || c.Algorithm == nil {
@@ -321,46 +321,65 @@ func (s *Store) prepare(checks []testserver.StoreCheck) ([]check, error) {
 // changes no decision.)
 const CallerClockMinTTL = 10 * time.Minute
 
-// argsPerCheck is the number of script arguments per check (see script.lua).
+// argsPerCheck is the number of script arguments per check (see script_shared.lua).
 const argsPerCheck = 9
 
-// encode builds the script's keys and arguments; charge makes every check a charge (committed
-// whatever the decision: see script.lua).
-func (s *Store) encode(checks []testserver.StoreCheck, cs []check, nowArg string, charge bool) ([]string, []any, error) {
-	keys := make([]string, 0, len(checks)+1)
-	args := make([]any, 0, 3+argsPerCheck*len(checks))
+// noMaxDelay is the script's max delay argument for a check without one, converted once.
+var noMaxDelay any = int64(-1)
+
+// encode builds the call that runs the script deciding checks: its EVALSHA command (the script's
+// hash, its keys and its arguments) in one slice, handed to go-redis as it is. charge makes every
+// check a charge (committed whatever the decision: see script_shared.lua).
+func (s *Store) encode(checks []testserver.StoreCheck, cs []check, nowArg string, charge bool) (*call, error) {
+	nkeys := len(checks)
+	for i := range cs {
+		if cs[i].alg.kind == kindSlidingLog {
+			nkeys++
+		}
+	}
+	sc := scriptFor(len(checks))
+	c := &call{script: sc}
+	cmd := c.buf[:0]
+	if n := 3 + nkeys + 3 + argsPerCheck*len(checks); n > len(c.buf) {
+		cmd = make([]any, 0, n)
+	}
+	cmd = append(cmd, "evalsha", sc.sha, nkeys)
 	minTTL := int64(0)
 	if s.cfg.callerClock {
 		minTTL = int64(CallerClockMinTTL / time.Microsecond)
 	}
-	args = append(args, nowArg, minTTL, len(checks))
 	first := ""
 	for i := range checks {
-		c, p := &checks[i], &cs[i]
-		tag := s.cfg.tagOf(c.Rule, c.Key)
+		ch, p := &checks[i], &cs[i]
+		tag := s.cfg.tagOf(ch.Rule, ch.Key)
 		if i == 0 {
 			first = tag
 		} else if s.sharded && tag != first {
-			return nil, nil, fmt.Errorf("%w: rule %q has tag %q, rule %q has %q (see WithHashTag)", ErrCrossSlot, checks[0].Rule, first, c.Rule, tag)
+			return nil, fmt.Errorf("%w: rule %q has tag %q, rule %q has %q (see WithHashTag)", ErrCrossSlot, checks[0].Rule, first, ch.Rule, tag)
 		}
-		keys = append(keys, s.cfg.keyName(tag, c.Scope, c.Key, suffixState))
+		cmd = append(cmd, s.cfg.keyName(tag, ch.Scope, ch.Key, suffixState))
 		if p.alg.kind == kindSlidingLog {
-			keys = append(keys, s.cfg.keyName(tag, c.Scope, c.Key, suffixLog))
+			cmd = append(cmd, s.cfg.keyName(tag, ch.Scope, ch.Key, suffixLog))
 		}
+	}
+	cmd = append(cmd, nowArg, minTTL, len(checks))
+	for i := range checks {
+		ch, p := &checks[i], &cs[i]
 		adv := 0
 		switch {
 		case charge:
 			adv = 2
-		case c.Advisory:
+		case ch.Advisory:
 			adv = 1
 		}
-		maxDelay := int64(-1)
-		if c.MaxDelay > 0 {
-			maxDelay = int64(c.MaxDelay / time.Microsecond)
+		maxDelay := noMaxDelay
+		if ch.MaxDelay > 0 {
+			maxDelay = int64(ch.MaxDelay / time.Microsecond)
 		}
-		args = append(args, int64(p.alg.kind), c.N, adv, maxDelay, p.alg.limit, p.alg.burst, p.alg.windowUS, p.pub.limit, p.pub.burst)
+		cmd = append(cmd, int64(p.alg.kind), ch.N, adv, maxDelay, p.alg.limit, p.alg.burst, p.alg.windowUS, p.pub.limit, p.pub.burst)
 	}
-	return keys, args, nil
+	c.cmd = cmd
+	return c, nil
 }
 
 // The script's reply per check: replyPerCheck integers (the decision's five and committed), and
