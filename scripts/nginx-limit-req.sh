@@ -10,6 +10,7 @@
 #
 # Needs nginx (apt-get install -y nginx-light); listens on 127.0.0.1:18080 only; not part of CI.
 set -euo pipefail
+if [ -n "${BATCH_LOG:-}" ]; then BATCH_LOG=$(realpath -m "$BATCH_LOG"); fi # before the cd below
 cd "$(dirname "$0")/.."
 command -v nginx >/dev/null || { echo "nginx not installed (apt-get install -y nginx-light)" >&2; exit 2; }
 dir=$(mktemp -d)
@@ -44,6 +45,7 @@ EOC
 	nginx -p "$dir" -c "$dir/nginx.conf"
 	sleep 0.3
 	local out
+	[ -n "${BATCH_LOG:-}" ] && echo "== rate=$rate burst=$burst nodelay=$nodelay n=$n ==" >>"$BATCH_LOG"
 	# shellcheck disable=SC2086 # BATCH_FLAGS is a list of flags
 	out=$(timeout 300 "$dir/batch" -url http://127.0.0.1:18080/items -n "$n" -json ${BATCH_FLAGS:-} 2>>"${BATCH_LOG:-/dev/null}" || true)
 	sleep 0.2

@@ -156,7 +156,7 @@
 // # Output
 //
 // -v logs every retry (with its reason and the wait before it), every request given up and, when
-// the rate is learned (no -rate, -quota, -counter or -shared), every transition of the learner
+// the rate is learned by this process (no -rate, -quota, -counter or -shared), every transition of the learner
 // (what it believes of the server, and why) on stderr, one time-stamped slog line each; stdout is
 // unchanged.
 //

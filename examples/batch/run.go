@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"sync"
 	"sync/atomic"
 
 	"github.com/steadyhttp/steady/client"
@@ -62,10 +63,11 @@ func (s session) run(ctx context.Context, args []string) int {
 	obs := &counter{}
 	opts := clientOptions(cfg, throttled, obs)
 	if cfg.verbose {
-		opts = append(opts, client.WithLogger(slog.New(slog.NewTextHandler(stderr, nil))))
+		logs := &lockedWriter{w: stderr} // one writer under the two handlers: lines never interleave
+		opts = append(opts, client.WithLogger(slog.New(slog.NewTextHandler(logs, nil))))
 		if cfg.rate <= 0 && !cfg.quota.set() && !cfg.counter.set() && cfg.shared == nil {
 			// The learner's transitions too: they say what it believes of the server, and why.
-			debug := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+			debug := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 			opts = append(opts, client.WithLearner(learn.WithLogger(debug)))
 		}
 	}
@@ -297,4 +299,16 @@ func describe(w io.Writer, cfg *config, target string, total int) {
 		where = "their URLs (relative ones against " + target + ")"
 	}
 	fmt.Fprintf(w, "batch: %s of %s to %s from %d workers; waits %s for the server (-max-wait)\n", count, in, where, cfg.workers, wait)
+}
+
+// lockedWriter serialises the writes of several log handlers to one writer.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }

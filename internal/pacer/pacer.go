@@ -62,8 +62,8 @@ type Pacer struct {
 	// round trip): answers that are late do not hold it forever.
 	capWait int64
 	// catchUp is how many spacings the requests behind a late one may close on it (negative:
-	// unbounded); see SetCatchUp.
-	catchUp int64
+	// unbounded); see SetCatchUp. wentAt is when the latest late request went (see Went).
+	catchUp, wentAt int64
 
 	head, tail *Reservation
 	pending    int
@@ -347,7 +347,7 @@ func (p *Pacer) SetInterval(t int64, lane int, iv int64) {
 	if p.sentAny {
 		p.free[lane] = p.lastSlot // the units lane: the cost of the next request is paid from it
 		if lane == LaneRequests {
-			p.free[lane] = addSat(p.lastSlot, iv)
+			p.free[lane] = max(addSat(p.lastSlot, iv), p.afterLate())
 		}
 	}
 	if d := iv - old; d > old/100 || -d > old/100 || (iv == 0) != (old == 0) {
@@ -365,17 +365,26 @@ func (p *Pacer) SetCatchUp(n int64) { p.catchUp = n }
 // slot): with a bound on catching up (SetCatchUp), the requests lane is not free before t plus the
 // spacing less the bound's spacings, and the waiting requests are placed again from there.
 func (p *Pacer) Went(t int64) {
+	if p.catchUp < 0 || p.interval[LaneRequests] <= 0 {
+		return
+	}
+	p.Settle(t) // the requests due by now have gone (their waiters may be waking too)
+	p.wentAt = max(p.wentAt, t)
+	if free := p.afterLate(); free > p.free[LaneRequests] {
+		p.free[LaneRequests] = free
+		p.changed(t)
+	}
+}
+
+// afterLate is the earliest the requests lane is free after the latest request that went late,
+// under the bound on catching up (MinInt64 without one, or before any went late).
+func (p *Pacer) afterLate() int64 {
 	iv := p.interval[LaneRequests]
-	if p.catchUp < 0 || iv <= 0 {
-		return
+	if p.catchUp < 0 || p.wentAt <= 0 || iv <= 0 {
+		return math.MinInt64
 	}
-	p.Settle(t)                                   // the requests due by now have gone (their waiters may be waking too)
-	free := addSat(t, iv) - mulSat(p.catchUp, iv) // both terms at most MaxInt64: no overflow
-	if free <= p.free[LaneRequests] {
-		return
-	}
-	p.free[LaneRequests] = free
-	p.changed(t)
+	// Both terms are within [0, MaxInt64] (the owner's clock starts at 0): no overflow.
+	return addSat(p.wentAt, iv) - mulSat(p.catchUp, iv)
 }
 
 // SetHold makes every request wait until hold at the earliest (0: no hold).

@@ -11,7 +11,7 @@ import (
 type Event struct {
 	Key      string    // the key the learner paces (WithKey)
 	At       time.Time // when the response that caused it was observed
-	Strategy string    // the strategy in charge after the transition: declared, cycles, rate or startup (a pause overlays its hold on theirs)
+	Strategy string    // the strategy in charge when the answer came: declared, cycles, rate or startup (a pause overlays its hold on theirs); an "in charge:" event follows when the answer hands it over
 	State    string    // its state
 	Detail   string    // what changed and why, e.g. "declared 100/1m0s -> distrusted (2 throttles with quota said to remain)"
 }

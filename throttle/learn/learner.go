@@ -138,10 +138,14 @@ func (l *Learner) Observe(now time.Time, resp *http.Response, err error) {
 // concurrent use.
 func (l *Learner) ObserveLateness(now time.Time, late time.Duration) {
 	l.mu.Lock()
+	if int64(late) > l.m.rtt.margin(l.m.tun.JitterMargin) {
+		// Later than the sender's usual lateness (which the headroom and the estimate absorb):
+		// the request goes now, and the ones behind it follow it no closer than the server's
+		// burst allows (see plan.burst). Every wake counted would add each one's scheduler
+		// delay to the spacing, a fifth of it at 1,000/s.
+		l.p.Went(l.clock(now))
+	}
 	l.m.rtt.addLate(int64(late))
-	// The request goes now: the ones behind it follow it no closer than the server's burst
-	// allows (see plan.burst).
-	l.p.Went(l.clock(now))
 	l.mu.Unlock()
 }
 
@@ -332,7 +336,7 @@ func (l *Learner) LearnedLimit() Limit {
 			// takes to leak it.
 			out.Window = time.Duration(li * m.limit)
 		}
-		out.Confidence = 1 - float64(m.contradictions)/float64(m.tun.DistrustAfter)
+		out.Confidence = 1 - float64(m.liveContradictions())/float64(m.tun.DistrustAfter)
 		return out
 	}
 	r := l.strats[3].(*rateStrategy)

@@ -252,28 +252,37 @@ func TestThrottleAfterHeldTestIsNoWall(t *testing.T) {
 	}
 }
 
-// TestContradictionsCountWithinOneWindow: two throttles with quota said to remain, a minute apart
-// (races with other clients on the key), leave honest headers believed; two within one declared
-// window distrust them.
-func TestContradictionsCountWithinOneWindow(t *testing.T) {
-	l, _, ms := observedLearner(t)
-	claim := []string{`RateLimit-Policy: "default";q=1000;w=1`, `RateLimit: "default";r=900;t=1`}
-	answer := func(at, status int) {
-		send(t, l, ms(at))
-		l.ObserveAttempt(ms(at), ms(at+1), resp(status, claim...), nil)
-	}
-	answer(0, 200)
-	answer(2, 429)
-	for at := 1000; at < 60_000; at += 1000 {
-		answer(at, 200)
-	}
-	answer(60_000, 429)
-	if got := l.LearnedLimit(); got.Source != "declared" {
-		t.Fatalf("after two contradictions a minute apart: %+v, want the headers still believed", got)
-	}
-	answer(60_500, 429)
-	if got := l.LearnedLimit(); got.Source == "declared" {
-		t.Fatalf("after two contradictions within one window: %+v, want the headers distrusted", got)
+// TestContradictionsStandUntilAQuotaIsAdmitted: two throttles with quota said to remain, with a
+// whole declared quota admitted between them (races with other clients on the key), leave honest
+// headers believed; two with less admitted between them distrust the headers, however far apart in
+// time (a lying server's Retry-After of 2 s spaces its throttles wider than its claimed window).
+func TestContradictionsStandUntilAQuotaIsAdmitted(t *testing.T) {
+	for _, c := range []struct {
+		between  int // successes between the two contradictions, 2.1 s apart each
+		believed bool
+	}{
+		{60, true},  // more than the 50 claimed: the headers held
+		{20, false}, // less: the server never admitted what it claims
+	} {
+		l, _, ms := observedLearner(t)
+		claim := []string{`RateLimit-Policy: "default";q=50;w=1`, `RateLimit: "default";r=40;t=1`, "Retry-After: 2"}
+		at := 0
+		answer := func(status int) {
+			send(t, l, ms(at))
+			l.ObserveAttempt(ms(at), ms(at+1), resp(status, claim...), nil)
+		}
+		answer(200)
+		at = 2
+		answer(429)
+		for range c.between {
+			at += 2100 // past the pause
+			answer(200)
+		}
+		at += 2100
+		answer(429)
+		if got := l.LearnedLimit(); (got.Source == "declared") != c.believed {
+			t.Errorf("%d successes between two contradictions: %+v, want the headers believed: %v", c.between, got, c.believed)
+		}
 	}
 }
 
@@ -293,14 +302,40 @@ func TestContinuousQuotaCapacityFromResets(t *testing.T) {
 		{[]string{"X-Ratelimit-Limit-Requests: 10000", "X-Ratelimit-Remaining-Requests: 9999", "X-Ratelimit-Reset-Requests: 6ms"}, 10000, time.Minute, false},
 	} {
 		l, events, ms := observedLearner(t)
+		// An earlier quota, with a larger capacity, is not this one's: it is measured afresh.
 		send(t, l, ms(0))
-		l.ObserveAttempt(ms(0), ms(1), resp(200, c.lines...), nil)
+		l.ObserveAttempt(ms(0), ms(1), resp(200, "X-Ratelimit-Limit-Requests: 30000", "X-Ratelimit-Remaining-Requests: 400", "X-Ratelimit-Reset-Requests: 200ms"), nil)
+		before := len(*events)
+		send(t, l, ms(2))
+		l.ObserveAttempt(ms(2), ms(3), resp(200, c.lines...), nil)
 		got := l.LearnedLimit()
 		if got.Quota != c.quota || got.Window != c.window {
 			t.Errorf("%q: learned %d per %v, want %d per %v", c.lines, got.Quota, got.Window, c.quota, c.window)
 		}
-		if note := strings.Contains(strings.Join(*events, "\n"), "capacity"); note != c.capacityNote {
-			t.Errorf("%q: events %q, want a capacity note: %v", c.lines, *events, c.capacityNote)
+		if note := strings.Contains(strings.Join((*events)[before:], "\n"), "capacity"); note != c.capacityNote {
+			t.Errorf("%q: events %q, want a capacity note: %v", c.lines, (*events)[before:], c.capacityNote)
 		}
+	}
+}
+
+// TestLateSendSpacesTheNextAgainstABurstOfOne: a server that admitted one request and refused the
+// next sent with it tolerates no bunching; the request behind one that went 300 ms late goes a
+// whole spacing after it, not on its own schedule.
+func TestLateSendSpacesTheNextAgainstABurstOfOne(t *testing.T) {
+	l, _, ms := observedLearner(t)
+	send(t, l, ms(0))
+	l.ObserveAttempt(ms(0), ms(1), resp(200), nil)
+	send(t, l, ms(1))
+	send(t, l, ms(1))
+	l.ObserveAttempt(ms(1), ms(2), resp(429), nil) // burst of one: search from 1/s
+	l.ObserveAttempt(ms(1), ms(2), resp(429), nil)
+	a, _ := l.Reserve(ms(3))
+	b, _ := l.Reserve(ms(3))
+	due := ms(3).Add(a.Delay(ms(3)))
+	gap := b.Delay(ms(3)) - a.Delay(ms(3)) // the spacing
+	went := due.Add(300 * time.Millisecond)
+	l.ObserveLateness(went, 300*time.Millisecond)
+	if got := b.Delay(went); got < gap-time.Millisecond {
+		t.Fatalf("the request behind one that went 300 ms late is due %v after it, want a spacing (%v)", got, gap)
 	}
 }

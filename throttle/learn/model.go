@@ -9,6 +9,16 @@ const (
 	trustDistrusted              // headers contradicted by throttles: ignored for the learner's life (a key the throttle evicts starts afresh)
 )
 
+// liveContradictions is the count of contradictions that still stand: none once the server has
+// admitted a whole declared quota since the first of them without another (the headers held; a
+// race with another client a minute ago is no lie). Without a declared limit they stand for good.
+func (m *model) liveContradictions() int {
+	if m.contradictions > 0 && m.limit > 0 && m.successes-m.contradictedAt >= m.limit {
+		return 0
+	}
+	return m.contradictions
+}
+
 func (t trust) String() string {
 	return [...]string{"none", "believed", "distrusted"}[t]
 }
@@ -42,8 +52,8 @@ type model struct {
 	// What the headers declared (0: never said) and how far they are believed.
 	limit, window int64
 	trust         trust
-	// contradictions counts the throttles that contradicted the headers within one declared
-	// window of the first of them (contradictedAt, its answer's time): see Tuning.DistrustAfter.
+	// contradictions counts the throttles that contradicted the headers since the first of them,
+	// when the count of successes was contradictedAt: see liveContradictions.
 	contradictions int
 	contradictedAt int64
 	kind           Kind

@@ -140,8 +140,10 @@ func (d *declaredStrategy) observe(t int64, s *Signal, m *model) string {
 				w = d.windowSeen
 			}
 		}
-		if w > 0 {
-			d.saidLimit, d.saidWindow = s.Limit, w
+		if w > 0 && (s.Limit != d.saidLimit || w != d.saidWindow) {
+			// A new quota said: the capacity its resets show is measured afresh (3,000 a minute
+			// with a capacity of 50, then 300 a minute, is not 50 per 10 s).
+			d.saidLimit, d.saidWindow, d.capacitySeen = s.Limit, w, 0
 		}
 		limit, note := s.Limit, ""
 		if c := d.capacity(s, w); c > 0 && c < limit {
@@ -201,10 +203,12 @@ func (d *declaredStrategy) observe(t int64, s *Signal, m *model) string {
 			d.shareCutAt = s.Answered
 			ev = join(ev, fmt.Sprintf("share -> %.3g of the quota (throttled with credit left, the quota said spent: another client spends it)", m.share))
 		} else if (known && c > 1+int64(m.inFlight) && !saysSpent) || (s.HasRemaining && s.Remaining > 0) {
-			// Contradictions count within one window (at least a second) of the first: races
-			// with other clients, one now and one a day later, are no server that over-claims.
-			if m.contradictions == 0 || s.Answered-m.contradictedAt > max(m.window, int64(time.Second)) {
-				m.contradictions, m.contradictedAt = 0, s.Answered
+			// Contradictions count until the server admits a whole declared quota without
+			// another: races with other clients, one now and one a day later, are no server that
+			// over-claims, and a lying one never admits what it claims (counted by time, a
+			// lie answered with a Retry-After longer than the window was never distrusted).
+			if m.liveContradictions() == 0 {
+				m.contradictions, m.contradictedAt = 0, m.successes
 			}
 			m.contradictions++
 			if m.contradictions >= m.tun.DistrustAfter {

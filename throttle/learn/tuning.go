@@ -36,9 +36,10 @@ type Tuning struct {
 	// second.
 	MeasureSuccesses int
 	// DistrustAfter is how many contradictions (throttles while the server's own headers said
-	// quota remained for the request) within one declared window (at least a second) of the first
-	// make the learner stop believing the headers, for good. Default 2: one can be a race with
-	// another client on the key; two in one window is a server that over-claims.
+	// quota remained for the request) before the server admits a whole declared quota after the
+	// first make the learner stop believing the headers, for good. Default 2: one can be a race
+	// with another client on the key; two before the quota it claims was ever admitted is a
+	// server that over-claims.
 	DistrustAfter int
 	// WholeShare is the share of the last burst that must be admitted at once after a wall of
 	// throttles for the headerless learner to believe the quota comes back whole (a window).
