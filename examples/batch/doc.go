@@ -157,8 +157,8 @@
 //
 // -v logs every retry (with its reason and the wait before it), every request given up and, when
 // the rate is learned by this process (no -rate, -quota, -counter or -shared), every transition of the learner
-// (what it believes of the server, and why) on stderr, one time-stamped slog line each; stdout is
-// unchanged.
+// (what it believes of the server, and why; its states are explained in docs/learner.md §3) on
+// stderr, one time-stamped slog line each; stdout is unchanged.
 //
 // The summary goes to stdout: requests, succeeded, failed, throttled responses (every answer the
 // client saw that its API means as a throttle, read by package dialects: a 429, GitHub's 403 with

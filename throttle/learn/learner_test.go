@@ -339,3 +339,25 @@ func TestLateSendSpacesTheNextAgainstABurstOfOne(t *testing.T) {
 		t.Fatalf("the request behind one that went 300 ms late is due %v after it, want a spacing (%v)", got, gap)
 	}
 }
+
+// TestWholeSecondResetIsNoCounterEvidence: Anthropic writes its reset as an instant in whole
+// seconds, read against a Date header in whole seconds: up to two seconds late. Against a capacity
+// of 5 at 5/s (a window of one second, narrower than the minute said) a reset two seconds away is
+// no evidence of a sliding window counter.
+func TestWholeSecondResetIsNoCounterEvidence(t *testing.T) {
+	l, events, ms := observedLearner(t)
+	date := ms(0).UTC()
+	send(t, l, ms(0))
+	l.ObserveAttempt(ms(0), ms(1), resp(200,
+		"Date: "+date.Format(http.TimeFormat),
+		"Anthropic-Ratelimit-Requests-Limit: 300",
+		"Anthropic-Ratelimit-Requests-Remaining: 4",
+		"Anthropic-Ratelimit-Requests-Reset: "+date.Add(2*time.Second).Format(time.RFC3339)), nil)
+	got := l.LearnedLimit()
+	if got.Quota != 5 || got.Window != time.Second {
+		t.Fatalf("learned %d per %v, want the capacity of 5 per 1s", got.Quota, got.Window)
+	}
+	if got.Kind == learn.KindCounter {
+		t.Fatalf("a whole-second reset two seconds away made the quota a counter; events %q", *events)
+	}
+}

@@ -30,6 +30,7 @@ type declaredStrategy struct {
 	// capacitySeen is the largest capacity the answers of a continuous quota imply (Remaining
 	// plus what refills until the reset): see capacity.
 	capacitySeen int64
+	mostLeft     int64 // the largest Remaining a continuous quota's answers said (see capacity)
 	// saidLimit per saidWindow is the quota as the server said it (its window inferred where it
 	// said none), before a capacity its resets show narrows it: the window of sends is kept to it.
 	saidLimit, saidWindow int64
@@ -89,10 +90,27 @@ func (d *declaredStrategy) capacity(s *Signal, w int64) int64 {
 	}
 	c := s.Remaining + int64(math.Ceil(float64(s.Reset)*float64(s.Limit)/float64(w)))
 	d.capacitySeen = max(d.capacitySeen, c)
-	if d.capacitySeen+1 >= s.Limit {
+	d.mostLeft = max(d.mostLeft, s.Remaining)
+	// A quota that comes back whole at a reset (a fixed window, a sliding log) is whole well
+	// before the rate refills it, and the formula reads up to twice its size there (99 of a fixed
+	// window of 50); the most it was ever seen to hold bounds it (the request answered took one).
+	capacity := min(d.capacitySeen, d.mostLeft+1)
+	if capacity+1 >= s.Limit {
 		return s.Limit
 	}
-	return d.capacitySeen
+	return capacity
+}
+
+// grainOf is the grain of a reset judged against the window: the dialect's, and, where the window
+// is a capacity the resets showed (narrower than the one said), up to two seconds for a reset that
+// is a whole number of seconds (an instant in whole seconds against a Date header, as Anthropic
+// writes them): such a reset cannot tell a window of a second from one of three, and read as
+// beyond it, a bucket was taken for a counter and paced at L-1 per W (1.27x).
+func (d *declaredStrategy) grainOf(reset, grain int64, m *model) int64 {
+	if m.window < d.saidWindow && reset%int64(time.Second) == 0 {
+		return max(grain, 2*int64(time.Second))
+	}
+	return grain
 }
 
 // creditAtSend is the credit the request sent at sent had when it left, and its upper bound
@@ -143,7 +161,7 @@ func (d *declaredStrategy) observe(t int64, s *Signal, m *model) string {
 		if w > 0 && (s.Limit != d.saidLimit || w != d.saidWindow) {
 			// A new quota said: the capacity its resets show is measured afresh (3,000 a minute
 			// with a capacity of 50, then 300 a minute, is not 50 per 10 s).
-			d.saidLimit, d.saidWindow, d.capacitySeen = s.Limit, w, 0
+			d.saidLimit, d.saidWindow, d.capacitySeen, d.mostLeft = s.Limit, w, 0, 0
 		}
 		limit, note := s.Limit, ""
 		if c := d.capacity(s, w); c > 0 && c < limit {
@@ -228,7 +246,7 @@ func (d *declaredStrategy) observe(t int64, s *Signal, m *model) string {
 			// The experiment on an exhausted quota: a throttle says it comes back whole, or, for
 			// a refilling one paced at the declared rate, that it sustains only limit-1 per window.
 			switch {
-			case m.kind == KindUnknown && !resetBeyond(d.lastReset, d.lastGrain, m.window):
+			case m.kind == KindUnknown && !resetBeyond(d.lastReset, d.grainOf(d.lastReset, d.lastGrain, m), m.window):
 				m.kind = KindWhole
 				ev = join(ev, "kind -> whole (throttled at the declared pace after the quota ran out)")
 			case m.kind == KindUnknown:
@@ -275,7 +293,7 @@ func (d *declaredStrategy) observe(t int64, s *Signal, m *model) string {
 		d.leastLeft = s.Remaining
 	}
 	// A reset beyond the window, by more than its unit's rounding.
-	if s.HasReset && m.window > 0 && resetBeyond(s.Reset, s.ResetGrain, m.window) && (m.kind == KindUnknown || m.kind == KindRefilling) {
+	if s.HasReset && m.window > 0 && resetBeyond(s.Reset, d.grainOf(s.Reset, s.ResetGrain, m), m.window) && (m.kind == KindUnknown || m.kind == KindRefilling) {
 		// A quota restored only after more than its window weighs a past window on the present
 		// one: a sliding window counter, whatever it has admitted so far.
 		m.kind = KindCounter

@@ -19,7 +19,14 @@ func (pauseStrategy) observe(t int64, s *Signal, m *model) string {
 	if until <= m.pauseUntil {
 		return ""
 	}
+	running := m.pauseUntil > t
 	m.pauseUntil = until
+	if running {
+		// The answers to the requests in flight with the one that drew the pause bring their own
+		// Retry-After a moment later: the pause moves, silently (one event per pause, not one
+		// per answer).
+		return ""
+	}
 	return fmt.Sprintf("paused %v by Retry-After", durationOf(s.RetryAfter))
 }
 

@@ -280,7 +280,8 @@ func (r *rateStrategy) cut(t int64, m *model) string {
 		r.rate = r.clamp(float64(max(m.successes, 1)))
 		r.best = math.Inf(1)
 		r.cutAt, r.cutSuccesses, r.succ = t, m.successes, 0
-		return fmt.Sprintf("first throttle after %d successes: search from %.3g/s", m.successes, r.rate)
+		return fmt.Sprintf("first throttle after %d success(es): search from %.3g/s (the run per second), doubling every %d success(es)",
+			m.successes, r.rate, min(max(r.burst, 1), int64(max(m.tun.MeasureSuccesses/2, 1))))
 	case r.st == "search" || r.st == "bisect":
 		// The last rate that drew no throttle: the one before the last doubling, or, when the
 		// prior itself drew it, the prior (it was admitted until now: the throttle says the limit

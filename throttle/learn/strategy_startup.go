@@ -4,10 +4,9 @@ package learn
 // pace; it caps the requests in flight at one more than the successes seen, so the cap doubles
 // every round trip (TCP's slow start), from one request before the first answer. A burst of
 // workers thus reaches the server one round trip at a time instead of in one stampede, and a server
-// that never throttles and says nothing is not slowed after a few round trips. States:
-//
-//	probing   the cap is still below startupOpen
-//	open      the cap has grown past every worker count it would matter for: no cap
+// that never throttles and says nothing is not slowed after a few round trips. Its one state,
+// slow-start, caps the requests in flight until the cap has grown past startupOpen, every worker
+// count it would matter for; then there is no cap.
 type startupStrategy struct{}
 
 // startupOpen is the cap past which the startup stops counting: a client with more requests in
@@ -16,7 +15,7 @@ const startupOpen = sendLogSize
 
 func (startupStrategy) name() string { return "startup" }
 
-func (startupStrategy) state() string { return "probing" }
+func (startupStrategy) state() string { return "slow-start" }
 
 func (startupStrategy) observe(int64, *Signal, *model) string { return "" }
 
