@@ -12,15 +12,25 @@ import (
 // until the deadline or cancel and the matching error after, Done is closed exactly when Err is
 // set, whichever is asked first, and children derived from it end with it.
 func TestDeadlineCtx(t *testing.T) {
-	t.Run("deadline, Done first", func(t *testing.T) {
-		ctx, cancel := withDeadline(20 * time.Millisecond)
+	t.Run("before the deadline", func(t *testing.T) {
+		// An hour away: no scheduling delay on a busy machine can reach it.
+		ctx, cancel := withDeadline(time.Hour)
 		defer cancel()
-		if d, ok := ctx.Deadline(); !ok || time.Until(d) > 20*time.Millisecond {
+		if d, ok := ctx.Deadline(); !ok || time.Until(d) > time.Hour {
 			t.Fatalf("Deadline() = %v, %t", d, ok)
 		}
 		if err := ctx.Err(); err != nil {
 			t.Fatalf("Err before the deadline = %v", err)
 		}
+		select {
+		case <-ctx.Done():
+			t.Fatal("Done closed before the deadline")
+		default:
+		}
+	})
+	t.Run("deadline, Done first", func(t *testing.T) {
+		ctx, cancel := withDeadline(20 * time.Millisecond)
+		defer cancel()
 		select {
 		case <-ctx.Done():
 		case <-time.After(5 * time.Second):
