@@ -12,7 +12,7 @@ import (
 // as a pace. It is what a limiter that keeps its state elsewhere runs: throttle/redisthrottle keeps
 // it in Redis (MarshalBinary) so that every process behind one API key advances one law with all of
 // their evidence (docs/shared-learner.md). Times are absolute (every caller of one law must use the
-// same clock, as Redis's TIME); the evidence of a round trip is the caller's (SetRoundTrip).
+// same clock, as Redis's TIME); the evidence of a round trip is the caller's (ObserveRoundTrip).
 //
 // A RateLaw is a plain value and not safe for concurrent use: guard it, or use one per goroutine.
 // Create it with NewRateLaw; the zero value is not usable.
@@ -49,13 +49,21 @@ func NewRateLaw(initial float64, opts ...Option) (*RateLaw, error) {
 	return l, nil
 }
 
-// SetRoundTrip gives the law the caller's round trip (smoothed, as TCP's SRTT) and its mean
-// deviation (as RTTVAR): they set the jitter margin (which throttles belong to the last cut), the
-// startup's pace and, with the pace, the requests in flight a cut must pay for (Little's law).
-// Negative values count as 0.
-func (l *RateLaw) SetRoundTrip(rtt, deviation time.Duration) {
-	l.m.rtt.srtt, l.m.rtt.rttvar, l.m.rtt.seen = max(int64(rtt), 0), max(int64(deviation), 0), rtt > 0
+// ObserveRoundTrip measures one round trip of the caller's: an attempt that left at sent and was
+// answered at answered (smoothed as the Learner smooths its own: TCP's SRTT and RTTVAR). The round
+// trip is the caller's, not part of the encoded state (UnmarshalBinary keeps it): it sets the jitter
+// margin (which throttles belong to the last cut), the startup's pace and, with the pace, the
+// requests in flight a cut must pay for (Little's law). A zero sent, or one after answered, is
+// ignored.
+func (l *RateLaw) ObserveRoundTrip(sent, answered time.Time) {
+	if sent.IsZero() || sent.After(answered) {
+		return
+	}
+	l.m.rtt.add(answered.UnixNano(), int64(answered.Sub(sent)))
 }
+
+// RoundTrip is the smoothed round trip measured so far (0 before the first).
+func (l *RateLaw) RoundTrip() time.Duration { return time.Duration(l.m.rtt.srtt) }
 
 // Admit applies n successes answered at at (n <= 0 does nothing). It returns the events they caused,
 // in order (nil for none).
@@ -95,6 +103,12 @@ func (l *RateLaw) inFlight() {
 	l.m.inFlight = int(math.Min(math.Ceil(l.Rate()*float64(l.m.rtt.srtt)/1e9), math.MaxInt32))
 }
 
+// Reset forgets what the law learned, as a new law: it keeps its configuration and the round trip.
+func (l *RateLaw) Reset() {
+	l.r = rateStrategy{minR: l.r.minR, maxR: l.r.maxR}
+	l.m.successes, l.m.throttles, l.m.succ = 0, 0, successLog{}
+}
+
 // Active reports whether the law has been throttled: from then on Rate is the rate strategy's pace;
 // before, it is the startup's.
 func (l *RateLaw) Active() bool { return l.r.active }
@@ -122,7 +136,7 @@ func (l *RateLaw) Rate() float64 {
 	if l.m.successes+1 >= startupOpen {
 		return l.r.maxR
 	}
-	if !l.m.rtt.seen {
+	if !l.m.rtt.seen || l.m.rtt.srtt <= 0 {
 		return l.initial
 	}
 	return min(max(float64(l.m.successes+1)*1e9/float64(l.m.rtt.srtt), l.initial), l.r.maxR)

@@ -16,7 +16,7 @@ func newLaw(t testing.TB) *learn.RateLaw {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l.SetRoundTrip(time.Millisecond, 100*time.Microsecond)
+	l.ObserveRoundTrip(time.Unix(0, 0), time.Unix(0, 1e6))
 	return l
 }
 
@@ -135,7 +135,7 @@ func TestRateLawStartupPace(t *testing.T) {
 	if got := l.Rate(); got != 2 {
 		t.Fatalf("before a round trip: %v/s, want the initial 2/s", got)
 	}
-	l.SetRoundTrip(100*time.Millisecond, 0)
+	l.ObserveRoundTrip(time.Unix(0, 0), time.Unix(0, 1e8))
 	if got := l.Rate(); !near(got, 10, 1e-9) {
 		t.Fatalf("no success, RTT 100 ms: %v/s, want 10/s (one in flight)", got)
 	}

@@ -10,44 +10,39 @@ import (
 	"github.com/steadyhttp/steady/internal/ratelimitheader"
 )
 
-// Observe learns from the outcome of one request the limiter let through (throttle.Learner). The
-// Transport calls it for every attempt; it is safe for concurrent use and never reads the body.
+// Observe learns from the outcome of one request the limiter let through (throttle.Learner), sent
+// one round trip before now as far as the limiter knows (see ObserveAttempt).
+func (l *Limiter) Observe(now time.Time, resp *http.Response, err error) {
+	l.ObserveAttempt(time.Time{}, now, resp, err)
+}
+
+// ObserveAttempt learns from one attempt that left at sent (zero: not known) and was answered at
+// now (throttle.AttemptLearner). The Transport calls it for every attempt; it is safe for
+// concurrent use and never reads the body.
 //
 //   - A transport error (err != nil) teaches nothing.
-//   - A learning limiter reads the rate the server advertises (RateLimit-Policy, or
-//     X-RateLimit-Limit and a window; see package ratelimitheader), clamped to the rate bounds
-//     less the headroom, and hands it to Redis with its next reservation.
-//   - Any other status than a throttle status counts as a success: a learning limiter reports
-//     the count with its next reservation, which costs no extra call.
-//   - A throttle status (429 by default, see WithThrottleStatuses) makes one Redis call, with the
-//     limiter's timeout: its Retry-After, when at least WithSharedPause (2 s), pauses the key for
-//     every process, and a
-//     learning limiter cuts the shared rate unless the request was booked before the last cut
-//     (the response is matched with the oldest booking the process has not heard back about).
-//     While Redis is unreachable, a learning limiter cuts its local rate instead (by 30%, at
-//     most once per 250 ms).
-func (l *Limiter) Observe(now time.Time, resp *http.Response, err error) {
+//   - A learning limiter measures its round trip, and reads the rate the server declares
+//     (RateLimit-Policy, or X-RateLimit-Limit and a window; see package ratelimitheader), less one
+//     request per window (a sliding window counter sustains no more) and less the headroom, clamped
+//     to the rate bounds: it caps the shared pace from the next reservation on.
+//   - Any other status than a throttle status counts as a success: a learning limiter reports the
+//     count with its next reservation, which costs no extra call; the shared law applies it there.
+//   - A throttle status (429 by default, see WithThrottleStatuses): a Retry-After of at least
+//     WithSharedPause (2 s) pauses the key for every process (one Redis call), and a learning
+//     limiter hands the throttle to the shared rate law (learn.RateLaw), which decides whether it
+//     cuts: a request sent before the law's last cut (by any process) belongs to that cut. That is
+//     one compare-and-set of the law in Redis, and one read more per process that wrote it
+//     meanwhile (docs/shared-learner.md). While Redis is unreachable, a learning limiter cuts its
+//     local rate instead (by 30%, at most once per 250 ms).
+func (l *Limiter) ObserveAttempt(sent, now time.Time, resp *http.Response, err error) {
 	if err != nil || resp == nil {
 		return
 	}
 	if !l.cfg.known {
-		info := ratelimitheader.Parse(resp.Header, now)
-		if info.Limit > 0 && info.Window > 0 {
-			// A sliding window counter admits Limit-1 per window in the steady state, not Limit:
-			// pace so that every algorithm keeps up.
-			adv := float64(max(info.Limit-1, 1)) / info.Window.Seconds()
-			adv = min(max(adv, MinRate), l.cfg.maxRate) * (1 - l.cfg.headroom)
-			if finite(adv) && adv > 0 {
-				l.advertise.Store(math.Float64bits(adv))
-			}
-		}
-	}
-	var sent send
-	if !l.cfg.known {
-		var ok bool
-		if sent, ok = l.sends.pop(now.UnixNano()); !ok {
-			sent.epoch = l.epoch.Load()
-		}
+		l.readDeclared(resp.Header, now)
+		l.lawMu.Lock()
+		l.law.ObserveRoundTrip(sent, now)
+		l.lawMu.Unlock()
 	}
 	if !slices.Contains(l.cfg.statuses, resp.StatusCode) {
 		if !l.cfg.known {
@@ -56,41 +51,45 @@ func (l *Limiter) Observe(now time.Time, resp *http.Response, err error) {
 		return
 	}
 	l.stats.throttles.Add(1)
-	ra, _ := ratelimitheader.RetryAfter(resp.Header, now)
-	if ra < l.cfg.pauseMin || ra <= 0 {
-		ra = 0 // this process's Transport pauses it; the others need not hear of it
+	t := now.UnixNano()
+	if ra, _ := ratelimitheader.RetryAfter(resp.Header, now); ra >= l.cfg.pauseMin && ra > 0 && t >= l.downUntil.Load() {
+		l.sharePause(now, ra)
 	}
-	if l.cfg.known && ra == 0 {
+	if l.cfg.known {
 		return
 	}
-	t := now.UnixNano()
 	if t < l.downUntil.Load() {
 		l.cutLocal(t)
 		return
 	}
-	mode := 1
-	if l.cfg.known {
-		mode = 0
+	l.throttled(sent, now)
+}
+
+// readDeclared keeps the rate the server declares in h, to cap the shared pace with.
+func (l *Limiter) readDeclared(h http.Header, now time.Time) {
+	info := ratelimitheader.Parse(h, now)
+	if info.Limit <= 0 || info.Window <= 0 {
+		return
+	}
+	// A sliding window counter admits Limit-1 per window in the steady state, not Limit: pace so
+	// that every algorithm keeps up.
+	adv := float64(max(info.Limit-1, 1)) / info.Window.Seconds()
+	adv = min(max(adv, MinRate), l.cfg.maxRate) * (1 - l.cfg.headroom)
+	if finite(adv) && adv > 0 {
+		l.advertise.Store(math.Float64bits(adv))
+	}
+}
+
+// sharePause pauses the key for every process until ra after now.
+func (l *Limiter) sharePause(now time.Time, ra time.Duration) {
+	ttl := int64(0)
+	if !l.cfg.known {
+		ttl = l.cfg.forget.Milliseconds()
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), l.cfg.timeout)
 	defer cancel()
-	res, err := throttledScript.Run(ctx, l.client, l.keys[:1],
-		l.scriptNow(now), mode, ra.Microseconds(), l.cfg.minRate,
-		sent.epoch, l.cfg.forget.Milliseconds()).Int64Slice()
-	if err == nil && len(res) != 4 {
-		err = errUnexpectedReply
-	}
-	if err != nil {
-		l.fail(t, err)
-		l.cutLocal(t)
-		return
-	}
-	if res[0] == 1 {
-		l.stats.cuts.Add(1)
-	}
-	if res[1] > 0 {
-		l.learnRate(now.Add(-time.Duration(res[3])*time.Microsecond), float64(res[1])/1e6)
-		l.epoch.Store(res[2])
+	if err := pauseScript.Run(ctx, l.client, l.keys[:1], l.scriptNow(now), ra.Microseconds(), ttl).Err(); err != nil {
+		l.fail(now.UnixNano(), err)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/steadyhttp/steady/throttle"
+	"github.com/steadyhttp/steady/throttle/learn"
 )
 
 // Constants of the shared pace.
@@ -53,10 +54,18 @@ type Limiter struct {
 	lastReg       atomic.Int64  // ns on the caller's clock of the last registration
 	downUntil     atomic.Int64  // ns on the caller's clock until which Redis is not tried
 	localCutUntil atomic.Int64  // ns on the caller's clock until which a local cut is not repeated
-	epoch         atomic.Int64  // the shared cut count as last heard from Redis
 	lastDue       atomic.Int64  // ns on the caller's clock: the latest due time of a booked request
 	local         atomic.Bool   // the last reservation came from the fallback
-	sends         sendRing      // booked requests not yet observed (learning limiters)
+	// offset is Redis's clock less the caller's (ns), as measured on the last reservation: the
+	// law's times are Redis's (docs/shared-learner.md).
+	offset atomic.Int64
+
+	lawMu sync.Mutex     // guards law and lawV; never held across a call that waits for a request
+	law   *learn.RateLaw // the shared rate law as last read or written (learning limiters), advanced by what this process saw since
+	lawV  int64          // the version of the state law was read or written at
+	// lawRate is the pace of the law as last read or written: an advance that moves it by more
+	// than moveThreshold is written back.
+	lawRate float64
 
 	paceMu sync.Mutex              // serialises new pace generations
 	pace   atomic.Pointer[paceGen] // the current pace generation (learning limiters)
@@ -166,9 +175,15 @@ func newLimiter(client redis.UniversalClient, key string, cfg config) (*Limiter,
 	l.rate.Store(math.Float64bits(rate))
 	l.pace.Store(&paceGen{rate: rate, changed: make(chan struct{})})
 	l.args = []any{
-		0, mode, interval, cfg.burst, 0, 0.0,
-		cfg.initial, cfg.minRate, cfg.maxRate,
+		0, mode, interval, cfg.burst, 0, 0.0, cfg.initial,
 		cfg.forget.Milliseconds(), "", LiveWindow.Microseconds(), 0,
+	}
+	if !cfg.known {
+		law, err := newLaw(cfg)
+		if err != nil {
+			return nil, err
+		}
+		l.law, l.lawRate = law, law.Rate()
 	}
 	return l, nil
 }
@@ -241,13 +256,13 @@ func (l *Limiter) Reserve(now time.Time) (throttle.Reservation, error) {
 	reg := t-l.lastReg.Load() >= int64(registerEvery)
 	if reg {
 		l.lastReg.Store(t)
-		args[10] = l.id
+		args[8] = l.id
 	}
 	recovering := l.local.Load()
 	if recovering {
 		// the first reservation since the fallback served this process: not before the last
 		// request the fallback booked, plus an interval at the shared rate
-		args[12] = max(l.lastDue.Load()-t+int64(1e9/l.Rate()), 0) / int64(time.Microsecond)
+		args[10] = max(l.lastDue.Load()-t+int64(1e9/l.Rate()), 0) / int64(time.Microsecond)
 	}
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), l.cfg.timeout)
@@ -259,7 +274,7 @@ func (l *Limiter) Reserve(now time.Time) (throttle.Reservation, error) {
 	if l.nowMicros != nil {
 		took = 0
 	}
-	if err == nil && len(res) != 7 {
+	if err == nil && len(res) != 9 {
 		err = errUnexpectedReply
 	}
 	if err != nil {
@@ -282,14 +297,15 @@ func (l *Limiter) Reserve(now time.Time) (throttle.Reservation, error) {
 	}
 	var gen *paceGen
 	if !l.cfg.known {
-		gen = l.learnRate(now.Add(-time.Duration(res[6])*time.Microsecond), float64(res[3])/1e6)
-		l.epoch.Store(res[5])
+		// Redis read its clock during the call: its time less the call's end errs by at most the
+		// call's round trip, inside the jitter margin the law allows a send time.
+		l.offset.Store(res[7]*int64(time.Microsecond) - now.Add(took).UnixNano())
+		gen = l.learnRate(now.Add(-time.Duration(res[8])*time.Microsecond), float64(res[3])/1e6)
+		// The slot was booked at gen's pace; a pace the advance writes moves it like the others.
+		l.advance(now.Add(took), res[5], res[6])
 	}
 	due := now.Add(took + time.Duration(res[0])*time.Microsecond)
 	l.noteDue(due.UnixNano())
-	if !l.cfg.known {
-		l.sends.push(due.UnixNano(), res[5])
-	}
 	if res[0] <= 0 {
 		return dueReservation{}, nil
 	}
@@ -373,11 +389,7 @@ func (l *Limiter) reserveLocal(now time.Time) throttle.Reservation {
 		notBefore = l.lastDue.Load() + int64(1e9/rate)
 	}
 	r := l.fallback.reserve(now, notBefore)
-	due := now.Add(r.Delay(now)).UnixNano()
-	l.noteDue(due)
-	if !l.cfg.known {
-		l.sends.push(due, l.epoch.Load())
-	}
+	l.noteDue(now.Add(r.Delay(now)).UnixNano())
 	return r
 }
 
@@ -442,3 +454,5 @@ func (l *Limiter) cancel(now time.Time, booked, interval int64) {
 		l.stats.lost.Add(1)
 	}
 }
+
+var _ throttle.AttemptLearner = (*Limiter)(nil)

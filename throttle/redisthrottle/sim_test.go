@@ -105,6 +105,7 @@ type simWorker struct {
 	p          *simProcess
 	res        simReservation
 	reservedAt time.Time
+	sentAt     time.Time
 	version    int
 }
 
@@ -209,6 +210,7 @@ func runSim(t *testing.T, url, key string, c simConfig) simResult {
 				continue
 			}
 			delete(w.p.waiting, w)
+			w.sentAt = now
 			push(now.Add(oneWay()), evArrive, w, nil)
 		case evArrive:
 			a := alg
@@ -235,7 +237,7 @@ func runSim(t *testing.T, url, key string, c simConfig) simResult {
 		case evResponse:
 			r.attempts++
 			cuts := w.p.l.Stats().Cuts
-			w.p.l.Observe(now, e.resp, nil)
+			w.p.l.ObserveAttempt(w.sentAt, now, e.resp, nil)
 			follow(w.p, now)
 			if simTrace != nil && w.p.l.Stats().Cuts != cuts {
 				simTrace(now.Sub(start), "cut", w.p.l.Rate())

@@ -1,0 +1,166 @@
+package redisthrottle
+
+import (
+	"context"
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/steadyhttp/steady/throttle/learn"
+)
+
+// The shared rate law (docs/shared-learner.md): learn.RateLaw, run in Go by the process that has
+// evidence, on the state kept in Redis and written back by compare-and-set on its version.
+const (
+	// lawAttempts bounds how often one piece of evidence is applied again after another process
+	// wrote the law first. Each conflict means another process's write landed in the time of one
+	// round trip; four in a row is a key written by more processes than the round trip can
+	// serialise, where one process's successes waiting for the next advance cost nothing (they stay
+	// counted in Redis) and a throttle dropped errs towards the pace before it.
+	lawAttempts = 4
+	// maxAdmitBatch bounds the successes one advance applies (the law takes one step per success,
+	// some 50 ns): a process that finds a law far behind the count (a state that expired, or one
+	// written by an older format) catches up over several calls, a millisecond at most each.
+	maxAdmitBatch = 4096
+)
+
+// newLaw returns a fresh shared law for cfg: its initial pace, rate bounds and headroom.
+func newLaw(cfg config) (*learn.RateLaw, error) {
+	tun := learn.DefaultTuning()
+	tun.Headroom = cfg.headroom
+	return learn.NewRateLaw(cfg.initial, learn.WithRateBounds(cfg.minRate, cfg.maxRate), learn.WithTuning(tun))
+}
+
+// redisTime converts a time on the caller's clock to Redis's, with the offset measured on the last
+// reservation.
+func (l *Limiter) redisTime(t time.Time) time.Time {
+	if t.IsZero() {
+		return t
+	}
+	return t.Add(time.Duration(l.offset.Load()))
+}
+
+// advance applies the successes every process reported (sc, as counted in Redis when the law was
+// at version lv) to the law, at now on the caller's clock. It writes the law back when that made
+// an event (a search step, a cruise that turned to a probe, a probe that held) or moved the pace by
+// more than moveThreshold since it was last read or written. It never waits for the law: while
+// another goroutine of this process holds it (a throttle being written), this advance is skipped,
+// and the successes wait in Redis's count for the next.
+func (l *Limiter) advance(now time.Time, sc, lv int64) {
+	if !l.lawMu.TryLock() {
+		return
+	}
+	defer l.lawMu.Unlock()
+	if lv != l.lawV {
+		var err error
+		if sc, err = l.readLaw(now); err != nil {
+			return
+		}
+	}
+	at := l.redisTime(now)
+	for range lawAttempts {
+		evs := l.law.Admit(at, min(sc-l.law.Successes(), maxAdmitBatch))
+		if r := l.law.Rate(); len(evs) == 0 && math.Abs(r-l.lawRate) <= moveThreshold*l.lawRate {
+			return
+		}
+		if ok, err := l.writeLaw(now, false); err != nil || ok {
+			return
+		}
+		var err error
+		if sc, err = l.readLaw(now); err != nil {
+			return
+		}
+	}
+}
+
+// throttled hands one throttled attempt, sent at sent and answered at now (the caller's clock), to
+// the shared law, and writes the law back. On a Redis failure the local fallback's rate is cut
+// instead.
+func (l *Limiter) throttled(sent, now time.Time) {
+	l.lawMu.Lock()
+	defer l.lawMu.Unlock()
+	at, sentAt := l.redisTime(now), l.redisTime(sent)
+	for i := range lawAttempts {
+		if i > 0 {
+			sc, err := l.readLaw(now)
+			if err != nil {
+				l.cutLocal(now.UnixNano())
+				return
+			}
+			l.law.Admit(at, min(sc-l.law.Successes(), maxAdmitBatch))
+		}
+		ev := l.law.Throttle(sentAt, at)
+		ok, err := l.writeLaw(now, ev != "")
+		if err != nil {
+			l.cutLocal(now.UnixNano())
+			return
+		}
+		if ok {
+			if ev != "" {
+				l.stats.cuts.Add(1)
+			}
+			return
+		}
+	}
+}
+
+// readLaw replaces the law with the state in Redis and returns the successes reported so far. A
+// state that is missing (a new or expired key) or unreadable (another format) reads as a fresh law;
+// the round trip this process measured is kept either way. l.lawMu is held.
+func (l *Limiter) readLaw(now time.Time) (sc int64, err error) {
+	ctx, cancel := context.WithTimeout(context.Background(), l.cfg.timeout)
+	defer cancel()
+	vals, err := l.client.HMGet(ctx, l.keys[0], "law", "lv", "sc").Result()
+	if err == nil && len(vals) != 3 {
+		err = errUnexpectedReply
+	}
+	if err != nil {
+		l.fail(now.UnixNano(), err)
+		return 0, err
+	}
+	state, _ := vals[0].(string)
+	lv, sc := intOf(vals[1]), intOf(vals[2])
+	if state == "" || l.law.UnmarshalBinary([]byte(state)) != nil {
+		l.law.Reset()
+	}
+	l.lawV, l.lawRate = lv, l.law.Rate()
+	return sc, nil
+}
+
+// writeLaw stores the law if its version in Redis is still l.lawV, and reports whether it did; cut
+// reports that the law cut its pace (the next slot is then one new spacing after now). l.lawMu is
+// held.
+func (l *Limiter) writeLaw(now time.Time, cut bool) (bool, error) {
+	state, _ := l.law.MarshalBinary()
+	startup, c := 1, 0
+	if l.law.Active() {
+		startup = 0
+	}
+	if cut {
+		c = 1
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), l.cfg.timeout)
+	defer cancel()
+	res, err := lawScript.Run(ctx, l.client, l.keys[:1], l.scriptNow(now), l.lawV, state, l.law.Rate(),
+		startup, c, l.cfg.forget.Milliseconds()).Int64Slice()
+	if err == nil && (len(res) < 2 || res[0] == 1 && len(res) != 4) {
+		err = errUnexpectedReply
+	}
+	if err != nil {
+		l.fail(now.UnixNano(), err)
+		return false, err
+	}
+	if res[0] != 1 {
+		return false, nil
+	}
+	l.lawV, l.lawRate = res[1], l.law.Rate()
+	l.learnRate(now.Add(-time.Duration(res[3])*time.Microsecond), float64(res[2])/1e6)
+	return true, nil
+}
+
+// intOf reads an integer field of an HMGET reply (0 when missing or not an integer).
+func intOf(v any) int64 {
+	s, _ := v.(string)
+	n, _ := strconv.ParseInt(s, 10, 64)
+	return n
+}
