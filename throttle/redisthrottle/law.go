@@ -41,57 +41,58 @@ func (l *Limiter) redisTime(t time.Time) time.Time {
 }
 
 // advance applies the successes every process reported (sc, as counted in Redis when the law was
-// at version lv) to the law, at now on the caller's clock. It writes the law back when that made
-// an event (a search step, a cruise that turned to a probe, a probe that held) or moved the pace by
-// more than moveThreshold since it was last read or written. It never waits for the law: while
-// another goroutine of this process holds it (a throttle being written), this advance is skipped,
-// and the successes wait in Redis's count for the next.
-func (l *Limiter) advance(now time.Time, sc, lv int64) {
+// at version lv) to the law, at now on the caller's clock, within ctx (the reservation's deadline).
+// It writes the law back when that made an event (a search step, a cruise that turned to a probe,
+// a probe that held) or moved the pace by more than moveThreshold since it was last read or
+// written. It never waits for the law: while another goroutine of this process holds it (a
+// throttle being written), this advance is skipped. Nor does it retry: when another process wrote
+// first, or Redis did not answer in time, the successes wait in Redis's count for the next
+// advance (a slow call here is not taken for Redis down: the reservation was served).
+func (l *Limiter) advance(ctx context.Context, now time.Time, sc, lv int64) {
 	if !l.lawMu.TryLock() {
 		return
 	}
 	defer l.lawMu.Unlock()
 	if lv != l.lawV {
 		var err error
-		if sc, err = l.readLaw(now); err != nil {
+		if sc, err = l.readLaw(ctx); err != nil {
+			l.noteError(err)
 			return
 		}
 	}
-	at := l.redisTime(now)
-	for range lawAttempts {
-		evs := l.law.Admit(at, min(sc-l.law.Successes(), maxAdmitBatch))
-		if r := l.law.Rate(); len(evs) == 0 && math.Abs(r-l.lawRate) <= moveThreshold*l.lawRate {
-			return
-		}
-		if ok, err := l.writeLaw(now, false); err != nil || ok {
-			return
-		}
-		var err error
-		if sc, err = l.readLaw(now); err != nil {
-			return
-		}
+	evs := l.law.Admit(l.redisTime(now), min(sc-l.law.Successes(), maxAdmitBatch))
+	if r := l.law.Rate(); len(evs) == 0 && math.Abs(r-l.lawRate) <= moveThreshold*l.lawRate {
+		return
+	}
+	if _, err := l.writeLaw(ctx, now, false); err != nil {
+		l.noteError(err)
 	}
 }
 
 // throttled hands one throttled attempt, sent at sent and answered at now (the caller's clock), to
-// the shared law, and writes the law back. On a Redis failure the local fallback's rate is cut
-// instead.
+// the shared law, and writes the law back, applying it again to the newer state when another
+// process wrote first (at most lawAttempts times, all within one timeout). On a Redis failure the
+// local fallback's rate is cut instead.
 func (l *Limiter) throttled(sent, now time.Time) {
 	l.lawMu.Lock()
 	defer l.lawMu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), l.cfg.timeout)
+	defer cancel()
 	at, sentAt := l.redisTime(now), l.redisTime(sent)
 	for i := range lawAttempts {
 		if i > 0 {
-			sc, err := l.readLaw(now)
+			sc, err := l.readLaw(ctx)
 			if err != nil {
+				l.fail(now.UnixNano(), err)
 				l.cutLocal(now.UnixNano())
 				return
 			}
 			l.law.Admit(at, min(sc-l.law.Successes(), maxAdmitBatch))
 		}
 		ev := l.law.Throttle(sentAt, at)
-		ok, err := l.writeLaw(now, ev != "")
+		ok, err := l.writeLaw(ctx, now, ev != "")
 		if err != nil {
+			l.fail(now.UnixNano(), err)
 			l.cutLocal(now.UnixNano())
 			return
 		}
@@ -106,16 +107,14 @@ func (l *Limiter) throttled(sent, now time.Time) {
 
 // readLaw replaces the law with the state in Redis and returns the successes reported so far. A
 // state that is missing (a new or expired key) or unreadable (another format) reads as a fresh law;
-// the round trip this process measured is kept either way. l.lawMu is held.
-func (l *Limiter) readLaw(now time.Time) (sc int64, err error) {
-	ctx, cancel := context.WithTimeout(context.Background(), l.cfg.timeout)
-	defer cancel()
+// the round trip this process measured is kept either way. l.lawMu is held; the caller records a
+// failure.
+func (l *Limiter) readLaw(ctx context.Context) (sc int64, err error) {
 	vals, err := l.client.HMGet(ctx, l.keys[0], "law", "lv", "sc").Result()
 	if err == nil && len(vals) != 3 {
 		err = errUnexpectedReply
 	}
 	if err != nil {
-		l.fail(now.UnixNano(), err)
 		return 0, err
 	}
 	state, _ := vals[0].(string)
@@ -129,8 +128,8 @@ func (l *Limiter) readLaw(now time.Time) (sc int64, err error) {
 
 // writeLaw stores the law if its version in Redis is still l.lawV, and reports whether it did; cut
 // reports that the law cut its pace (the next slot is then one new spacing after now). l.lawMu is
-// held.
-func (l *Limiter) writeLaw(now time.Time, cut bool) (bool, error) {
+// held; the caller records a failure.
+func (l *Limiter) writeLaw(ctx context.Context, now time.Time, cut bool) (bool, error) {
 	state, _ := l.law.MarshalBinary()
 	startup, c := 1, 0
 	if l.law.Active() {
@@ -139,15 +138,12 @@ func (l *Limiter) writeLaw(now time.Time, cut bool) (bool, error) {
 	if cut {
 		c = 1
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), l.cfg.timeout)
-	defer cancel()
 	res, err := lawScript.Run(ctx, l.client, l.keys[:1], l.scriptNow(now), l.lawV, state, l.law.Rate(),
 		startup, c, l.cfg.forget.Milliseconds()).Int64Slice()
 	if err == nil && (len(res) < 2 || res[0] == 1 && len(res) != 4) {
 		err = errUnexpectedReply
 	}
 	if err != nil {
-		l.fail(now.UnixNano(), err)
 		return false, err
 	}
 	if res[0] != 1 {

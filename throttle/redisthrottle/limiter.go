@@ -85,37 +85,39 @@ type Limiter struct {
 // Redis TIME and books the next GCRA slot for the key, so N processes together never book more
 // than the rate (plus the burst) and, while they have work, use all of it.
 //
-// Without WithRate it learns the shared rate from the server's answers (Observe), storing it in
-// Redis beside the GCRA schedule so that what one process learns paces all of them:
-//   - a rate advertised in RateLimit-Policy or X-RateLimit-Limit with a window (less one request
+// Without WithRate it learns the shared rate from the server's answers (ObserveAttempt) with the
+// learner's own headerless law, learn.RateLaw (docs/learner.md §3), run in Go on state kept in
+// Redis beside the GCRA schedule, so that what one process learns paces all of them
+// (docs/shared-learner.md):
+//   - until the first throttle the pace is the startup's: one more request in flight than the
+//     successes all processes reported, per round trip, from WithInitialRate;
+//   - a throttled response (429, or WithThrottleStatuses) to a request sent after the law's last
+//     cut (whichever process sent either) cuts: the first one searches from the run the server
+//     admitted, taken as per second; later ones cut below the rate the server admitted, and the law
+//     recovers, cruises and probes above its estimate as learn.Learner's rate strategy does;
+//   - a rate declared in RateLimit-Policy or X-RateLimit-Limit with a window (less one request
 //     per window, which a sliding window counter needs, and less the headroom, WithHeadroom) caps
-//     the shared rate, and ends the slow start at once;
-//   - until the first throttle the rate doubles every 100 ms of full use (slow start);
-//   - a throttled response (429, or WithThrottleStatuses) to a request booked after the last cut
-//     cuts the shared rate (once per epoch: the requests booked at the old pace, whichever process
-//     holds them, do not cut again): to 98% of the rate of successes all processes saw in the
-//     last second, by 10% at least and by half at most, and by half again when throttles keep
-//     coming with no success in between;
-//   - after a cut the rate recovers towards 98% of the rate that drew the throttle, then probes
-//     above it by 1% of it per second of full use;
+//     the shared pace, and replaces the startup's;
 //   - a Retry-After of at least WithSharedPause (2 s) on a throttled response pauses the key for
 //     every process, with a known rate too;
 //   - state not used for WithForget (10 minutes) expires, and the next process starts over.
 //
-// The rate grows per success reported, whichever process saw it, so N processes together probe no
-// faster than one process sending as much; each process reports its successes with its next
-// reservation, so learning costs no extra Redis call except one per throttled response. When
-// the shared rate changes by more than 1%, the slots booked beyond now are re-spaced at the new
-// rate in Redis, and each process moves its own waiting reservations likewise when it next hears
-// the rate (Reservation.Changed fires): a cold start that booked slots at the initial rate does
-// not have to sit them out once the server's rate is known.
+// The law's spans are counts of successes, whichever process saw them, so N processes move it no
+// faster than one process sending as much. Each process reports its successes with its next
+// reservation and applies them to the law there; it writes the law back (one more call, a
+// compare-and-set on the law's version) only when that makes an event or moves the pace by more
+// than 1%, and on every throttled response. When the shared pace changes, the slots booked beyond
+// now are re-spaced at the new pace in Redis, and each process moves its own waiting reservations
+// likewise when it next hears the pace (Reservation.Changed fires): a cold start that booked slots
+// at the initial rate does not have to sit them out once the server's rate is known.
 //
 // When Redis fails (an error, or no answer within WithTimeout, 50 ms by default), the limiter
 // serves reservations from a local GCRA at its share of the rate (WithFallbackShare) and tries
-// Redis again after WithRecheck (1 s); Reserve never blocks longer than the timeout and never
-// fails because of Redis. A reservation is due at the caller's time plus the time the call took
-// plus the delay Redis computed from its own clock, so the processes' clocks need not agree and a
-// request is never early.
+// Redis again after WithRecheck (1 s); Reserve never blocks longer than the timeout (the law's
+// advance shares the reservation's deadline, and one that runs out of it is left to the next
+// reservation) and never fails because of Redis. A reservation is due at the caller's time plus
+// the time the call took plus the delay Redis computed from its own clock, so the processes'
+// clocks need not agree and a request is never early.
 //
 // Cancel gives a reservation's slot back only while no later reservation of any process was
 // booked on the key and the schedule was not re-spaced since (it is the last one); otherwise the
@@ -266,8 +268,8 @@ func (l *Limiter) Reserve(now time.Time) (throttle.Reservation, error) {
 	}
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), l.cfg.timeout)
+	defer cancel() // the advance of a learning limiter shares the deadline
 	res, err := reserveScript.Run(ctx, l.client, l.keys, args...).Int64Slice()
-	cancel()
 	// Redis took the time somewhere during the call: counting the delay from the call's end
 	// rather than from now means the request is never early (explicit-time tests excepted).
 	took := time.Since(start)
@@ -302,7 +304,7 @@ func (l *Limiter) Reserve(now time.Time) (throttle.Reservation, error) {
 		l.offset.Store(res[7]*int64(time.Microsecond) - now.Add(took).UnixNano())
 		gen = l.learnRate(now.Add(-time.Duration(res[8])*time.Microsecond), float64(res[3])/1e6)
 		// The slot was booked at gen's pace; a pace the advance writes moves it like the others.
-		l.advance(now.Add(took), res[5], res[6])
+		l.advance(ctx, now.Add(took), res[5], res[6])
 	}
 	due := now.Add(took + time.Duration(res[0])*time.Microsecond)
 	l.noteDue(due.UnixNano())
@@ -355,8 +357,13 @@ func (l *Limiter) learnRate(at time.Time, rate float64) *paceGen {
 
 // fail records a failed Redis call at t (ns) and keeps away from Redis for the recheck period.
 func (l *Limiter) fail(t int64, err error) {
-	l.stats.errors.Add(1)
+	l.noteError(err)
 	l.downUntil.Store(t + int64(l.cfg.recheck))
+}
+
+// noteError counts a failed Redis call and keeps its error for Stats.
+func (l *Limiter) noteError(err error) {
+	l.stats.errors.Add(1)
 	l.errMu.Lock()
 	l.lastErr = err
 	l.errMu.Unlock()

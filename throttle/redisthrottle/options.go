@@ -167,9 +167,10 @@ func WithFallbackShare(share float64) Option {
 
 // WithInitialRate sets the shared pace, in requests per second, a learning limiter starts from
 // when its key has no learned state in Redis (the first process, or after the state was forgotten
-// or Redis lost it). From there the pace doubles every 100 ms of full use until the first
-// throttled response or advertised rate. The default is DefaultInitialRate (20/s); it must be finite and within the
-// rate bounds, else New fails with ErrInvalidOption. Ignored with WithRate.
+// or Redis lost it), until a round trip is measured; from there the startup's pace grows with the
+// successes (see New) until the first throttled response or declared rate. The default is
+// DefaultInitialRate (20/s); it must be finite and within the rate bounds, else New fails with
+// ErrInvalidOption. Ignored with WithRate.
 func WithInitialRate(ratePerSec float64) Option {
 	return optionFunc(func(c *config) error {
 		if !finite(ratePerSec) || ratePerSec < MinRate || ratePerSec > MaxRate {
