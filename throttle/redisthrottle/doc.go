@@ -5,10 +5,12 @@
 // A Limiter is a throttle.Limiter whose state lives in Redis. Each reservation is one Lua script
 // (run by SHA with EVALSHA) that reads Redis TIME and books the next slot of a GCRA schedule for
 // the key, so the processes' clocks need not agree and no read-then-write race can let two
-// processes take one slot. Its pace is either known (WithRate) or learned: the learned rate is
-// kept in Redis beside the schedule, so a throttled response seen by one process slows all of
-// them, a rate the server advertises in its RateLimit headers paces all of them, and the rate
-// probes upwards once for all of them rather than once per process (see New).
+// processes take one slot. Its pace is either known (WithRate) or learned: the learned pace is
+// the single-process learner's own headerless law (learn.RateLaw), whose state is kept in Redis
+// beside the schedule and written back by compare-and-set, so a throttled response seen by one
+// process slows all of them, a rate the server declares in its RateLimit headers paces all of
+// them, and the law probes upwards once for all of them rather than once per process (see New,
+// and docs/shared-learner.md for the model).
 //
 // Plug it into a client with Factory:
 //
