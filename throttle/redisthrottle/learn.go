@@ -22,9 +22,10 @@ func (l *Limiter) Observe(now time.Time, resp *http.Response, err error) {
 //
 //   - A transport error (err != nil) teaches nothing.
 //   - A learning limiter measures its round trip, and reads the rate the server declares
-//     (RateLimit-Policy, or X-RateLimit-Limit and a window; see package ratelimitheader), less one
-//     request per window (a sliding window counter sustains no more) and less the headroom, clamped
-//     to the rate bounds: it caps the shared pace from the next reservation on.
+//     (RateLimit-Policy, or X-RateLimit-Limit and a window; see package ratelimitheader), L per W
+//     less the headroom, clamped to the rate bounds: it caps the shared pace from the next
+//     reservation on. (A sliding window counter sustains only L-1 per W: its throttles at the cap
+//     go to the law, which learns the rate below it.)
 //   - Any other status than a throttle status counts as a success: a learning limiter reports the
 //     count with its next reservation, which costs no extra call; the shared law applies it there.
 //   - A throttle status (429 by default, see WithThrottleStatuses): a Retry-After of at least
@@ -71,9 +72,7 @@ func (l *Limiter) readDeclared(h http.Header, now time.Time) {
 	if info.Limit <= 0 || info.Window <= 0 {
 		return
 	}
-	// A sliding window counter admits Limit-1 per window in the steady state, not Limit: pace so
-	// that every algorithm keeps up.
-	adv := float64(max(info.Limit-1, 1)) / info.Window.Seconds()
+	adv := float64(info.Limit) / info.Window.Seconds()
 	adv = min(max(adv, MinRate), l.cfg.maxRate) * (1 - l.cfg.headroom)
 	if finite(adv) && adv > 0 {
 		l.advertise.Store(math.Float64bits(adv))

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/steadyhttp/steady/throttle"
 	"github.com/steadyhttp/steady/throttle/learn"
 )
 
@@ -105,6 +106,82 @@ func TestOneCutPerEpoch(t *testing.T) {
 	}
 }
 
+// TestStaleReservationIsTheCutsEpoch: a request another process booked before a cut, and sent
+// after it on that booking (the process had not heard of the cut), belongs to the cut's epoch as a
+// request in flight at the cut does: its throttle does not cut again. Once the process has heard
+// of the cut (its next reservation), a throttle of what it sends next does.
+func TestStaleReservationIsTheCutsEpoch(t *testing.T) {
+	c := newClient(t, redisURL(t))
+	a, b := mustNew(t, c, "stale"), mustNew(t, c, "stale")
+	for i := range 20 {
+		attempt(t, a, time.Duration(i)*time.Millisecond, time.Millisecond, ok200)
+	}
+	if _, err := b.Reserve(epoch.Add(20 * time.Millisecond)); err != nil { // booked at the startup's pace
+		t.Fatal(err)
+	}
+	attempt(t, a, 21*time.Millisecond, time.Millisecond, throttled429) // the cut, at 22 ms
+	rate := storedLaw(t, a).Rate()
+	b.ObserveAttempt(epoch.Add(25*time.Millisecond), epoch.Add(26*time.Millisecond), throttled429, nil)
+	if s := b.Stats(); s.Cuts != 0 || storedLaw(t, a).Rate() != rate {
+		t.Fatalf("a throttle of a booking made before the cut: b cut %d time(s), pace %v -> %v", s.Cuts, rate, storedLaw(t, a).Rate())
+	}
+	attempt(t, b, 30*time.Millisecond, time.Millisecond, throttled429)
+	if s := b.Stats(); s.Cuts != 1 {
+		t.Fatalf("a throttle of a booking made after b heard of the cut: %d cuts, want 1", s.Cuts)
+	}
+}
+
+// TestCutHoldsWaitingReservations: a reservation waiting in another process when the law cuts
+// moves, when that process hears of the cut, to at least one new spacing after it, as the slots in
+// Redis do (the law's hold: the throttle emptied the server's quota); the next booking follows it.
+func TestCutHoldsWaitingReservations(t *testing.T) {
+	c := newClient(t, redisURL(t))
+	a, b := mustNew(t, c, "hold"), mustNew(t, c, "hold")
+	for i := range 20 {
+		attempt(t, a, time.Duration(i)*time.Millisecond, time.Millisecond, ok200)
+	}
+	// b books at the startup's pace (thousands a second) until a slot is due after the cut (at
+	// 22.02 ms, off the slots' grid): the first, less than an old spacing after it, which the new
+	// pace alone would move to less than a new spacing after it.
+	cutAt := epoch.Add(22*time.Millisecond + 20*time.Microsecond)
+	booked := epoch.Add(20 * time.Millisecond)
+	var waiting throttle.Reservation
+	for i := 0; ; i++ {
+		r, err := b.Reserve(booked)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if booked.Add(r.Delay(booked)).After(cutAt) {
+			waiting = r
+			break
+		}
+		if i == 1000 {
+			t.Fatal("b's slots are not booked ahead at the startup's pace")
+		}
+	}
+	attempt(t, a, 21*time.Millisecond, cutAt.Sub(epoch)-21*time.Millisecond, throttled429)
+	spacing := time.Duration(math.Ceil(1e9 / storedLaw(t, a).Rate()))
+	changed := waiting.Changed()
+	now := epoch.Add(23 * time.Millisecond)
+	next, err := b.Reserve(now) // b hears of the cut
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-changed:
+	default:
+		t.Fatal("b's waiting reservation was not told that the pace changed")
+	}
+	due := now.Add(waiting.Delay(now))
+	if due.Before(cutAt.Add(spacing)) {
+		t.Errorf("b's waiting slot is due %v after the cut, want at least one new spacing (%v)", due.Sub(cutAt), spacing)
+	}
+	if nextDue := now.Add(next.Delay(now)); nextDue.Before(cutAt.Add(2*spacing)) || !nextDue.After(due) {
+		t.Errorf("b's next booking is due %v after the cut, its waiting slot %v; want after the slot and at least two new spacings (%v each)",
+			nextDue.Sub(cutAt), due.Sub(cutAt), spacing)
+	}
+}
+
 // TestWriteConflict: a process whose copy of the law is stale (another wrote a cut since it read
 // it) does not write its copy over the cut: the compare-and-set fails, and it applies its
 // evidence to the state in Redis.
@@ -178,8 +255,9 @@ func TestStartupPaceAndForget(t *testing.T) {
 	}
 }
 
-// TestAdvertisedRate: a rate in the RateLimit headers paces every process at once, less one
-// request per window and the headroom; lying headers are clamped or ignored.
+// TestAdvertisedRate: a rate in the RateLimit headers paces every process at once, less the
+// headroom (L per W, whatever the server's algorithm: a sliding window counter's L-1 is the law's
+// to find); lying headers are clamped or ignored.
 func TestAdvertisedRate(t *testing.T) {
 	url := redisURL(t)
 	tests := []struct {
@@ -187,8 +265,8 @@ func TestAdvertisedRate(t *testing.T) {
 		header http.Header
 		want   float64
 	}{
-		{"draft policy", http.Header{"Ratelimit-Policy": {`"default";q=101;w=1`}}, 99},
-		{"per minute", http.Header{"Ratelimit-Policy": {`"default";q=601;w=60`}}, 9.9},
+		{"draft policy", http.Header{"Ratelimit-Policy": {`"default";q=100;w=1`}}, 99},
+		{"per minute", http.Header{"Ratelimit-Policy": {`"default";q=600;w=60`}}, 9.9},
 		{"enormous", http.Header{"Ratelimit-Policy": {`"default";q=999999999999;w=1`}}, DefaultMaxRate * 0.99},
 		{"garbage", http.Header{"Ratelimit-Policy": {`nonsense;;q=`}}, DefaultInitialRate},
 		{"negative", http.Header{"X-Ratelimit-Limit": {"-5"}}, DefaultInitialRate},
@@ -225,8 +303,8 @@ func TestReservationsMove(t *testing.T) {
 		t.Fatalf("delay %v, want 100ms", got)
 	}
 	changed := r.Changed()
-	// the server advertises 101 per second: 100/s less one request per window, at 99%: 99/s
-	l.Observe(now, &http.Response{StatusCode: http.StatusOK, Header: http.Header{"Ratelimit-Policy": {`"default";q=101;w=1`}}}, nil)
+	// the server advertises 100 per second: at 99%, 99/s
+	l.Observe(now, &http.Response{StatusCode: http.StatusOK, Header: http.Header{"Ratelimit-Policy": {`"default";q=100;w=1`}}}, nil)
 	r2, _ := l.Reserve(now)
 	select {
 	case <-changed:

@@ -63,12 +63,16 @@ type Limiter struct {
 	lawMu sync.Mutex     // guards law and lawV; never held across a call that waits for a request
 	law   *learn.RateLaw // the shared rate law as last read or written (learning limiters), advanced by what this process saw since
 	lawV  int64          // the version of the state law was read or written at
+	lawCV int64          // the version of the law's last cut, as of lawV (0: none)
 	// lawRate is the pace of the law as last read or written: an advance that moves it by more
 	// than moveThreshold is written back.
 	lawRate float64
 
 	paceMu sync.Mutex              // serialises new pace generations
 	pace   atomic.Pointer[paceGen] // the current pace generation (learning limiters)
+	// heard is the latest cut this process has heard of from a reservation or its own write, and
+	// when: its reservations booked before then were booked at the pace before the cut.
+	heard atomic.Pointer[cutHeard]
 
 	fallback local
 
@@ -95,9 +99,9 @@ type Limiter struct {
 //     cut (whichever process sent either) cuts: the first one searches from the run the server
 //     admitted, taken as per second; later ones cut below the rate the server admitted, and the law
 //     recovers, cruises and probes above its estimate as learn.Learner's rate strategy does;
-//   - a rate declared in RateLimit-Policy or X-RateLimit-Limit with a window (less one request
-//     per window, which a sliding window counter needs, and less the headroom, WithHeadroom) caps
-//     the shared pace, and replaces the startup's;
+//   - a rate declared in RateLimit-Policy or X-RateLimit-Limit with a window (L per W, less the
+//     headroom, WithHeadroom) caps the shared pace, and replaces the startup's; throttles at the
+//     cap (a sliding window counter sustains only L-1 per W) go to the law;
 //   - a Retry-After of at least WithSharedPause (2 s) on a throttled response pauses the key for
 //     every process, with a known rate too;
 //   - state not used for WithForget (10 minutes) expires, and the next process starts over.
@@ -276,7 +280,7 @@ func (l *Limiter) Reserve(now time.Time) (throttle.Reservation, error) {
 	if l.nowMicros != nil {
 		took = 0
 	}
-	if err == nil && len(res) != 9 {
+	if err == nil && len(res) != 10 {
 		err = errUnexpectedReply
 	}
 	if err != nil {
@@ -302,7 +306,8 @@ func (l *Limiter) Reserve(now time.Time) (throttle.Reservation, error) {
 		// Redis read its clock during the call: its time less the call's end errs by at most the
 		// call's round trip, inside the jitter margin the law allows a send time.
 		l.offset.Store(res[7]*int64(time.Microsecond) - now.Add(took).UnixNano())
-		gen = l.learnRate(now.Add(-time.Duration(res[8])*time.Microsecond), float64(res[3])/1e6)
+		cut := l.hearCut(res[9], now.Add(took))
+		gen = l.learnRate(now.Add(-time.Duration(res[8])*time.Microsecond), float64(res[3])/1e6, cut)
 		// The slot was booked at gen's pace; a pace the advance writes moves it like the others.
 		l.advance(ctx, now.Add(took), res[5], res[6])
 	}
@@ -328,15 +333,19 @@ func (l *Limiter) noteDue(d int64) {
 // generation starts when the rate changes by more than moveThreshold; reservations booked in an
 // older one move (see reservation.Delay).
 type paceGen struct {
-	rate    float64                 // the shared rate
-	at      time.Time               // when Redis took it, on this process's clock
+	rate float64   // the shared rate
+	at   time.Time // when Redis took it, on this process's clock
+	// hold is one spacing at rate when the generation is the first this process heard after a cut
+	// of the law (else 0): the slots beyond at move that much later, as in Redis.
+	hold    time.Duration
 	next    atomic.Pointer[paceGen] // the generation after this one, nil while current
 	changed chan struct{}           // closed when next is set
 }
 
 // learnRate records the shared rate heard from Redis, which took it at the instant at (on the
-// caller's clock), and returns the current generation.
-func (l *Limiter) learnRate(at time.Time, rate float64) *paceGen {
+// caller's clock), and returns the current generation; cut reports that this is the first this
+// process heard of a cut of the law, whose hold then moves the waiting reservations.
+func (l *Limiter) learnRate(at time.Time, rate float64, cut bool) *paceGen {
 	l.rate.Store(math.Float64bits(rate))
 	cur := l.pace.Load()
 	if math.Abs(rate-cur.rate) <= moveThreshold*cur.rate {
@@ -349,6 +358,9 @@ func (l *Limiter) learnRate(at time.Time, rate float64) *paceGen {
 		return cur
 	}
 	g := &paceGen{rate: rate, at: at, changed: make(chan struct{})}
+	if cut {
+		g.hold = time.Duration(math.Ceil(1e9 / rate))
+	}
 	cur.next.Store(g)
 	l.pace.Store(g)
 	close(cur.changed)
@@ -413,14 +425,15 @@ type reservation struct {
 
 // Delay reports how long after now the request must wait. A learning limiter's reservation that
 // is still waiting when the shared rate changes moves as the schedule in Redis was re-spaced: from
-// the moment Redis took the new rate, the rest of its wait is scaled by old rate / new rate.
+// the moment Redis took the new rate, the rest of its wait is scaled by old rate / new rate, and
+// after a cut it is one new spacing longer (the law's hold).
 func (r *reservation) Delay(now time.Time) time.Duration {
 	due := r.due
 	if r.gen != nil {
 		rate := 1e6 / float64(r.interval)
 		for g := r.gen.next.Load(); g != nil; g = g.next.Load() {
 			if due.After(g.at) {
-				due = g.at.Add(time.Duration(math.Ceil(float64(due.Sub(g.at)) * rate / g.rate)))
+				due = g.at.Add(time.Duration(math.Ceil(float64(due.Sub(g.at))*rate/g.rate)) + g.hold)
 			}
 			rate = g.rate
 		}

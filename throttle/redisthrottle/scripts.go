@@ -67,11 +67,12 @@ end
 //	         fallback, so that the two schedules do not overlap
 //
 // It returns {delay µs, booked slot t µs, interval µs, pace in µ-requests/s, live processes (0
-// when not counted), successes reported sc, law version lv, now µs, µs since the pace last changed}.
+// when not counted), successes reported sc, law version lv, now µs, µs since the pace last changed,
+// the version of the law's last cut cv}.
 var reserveScript = redis.NewScript(scriptPrelude + `
 local key = KEYS[1]
 local burst = tonumber(ARGV[4])
-local f = redis.call('HMGET', key, 't', 'pu', 'r', 's', 'h', 'e', 'g', 'sc', 'lv')
+local f = redis.call('HMGET', key, 't', 'pu', 'r', 's', 'h', 'e', 'g', 'sc', 'lv', 'cv')
 local tat = tonumber(f[1]) or 0
 local pu = tonumber(f[2]) or 0
 local interval, rate
@@ -122,7 +123,7 @@ if ARGV[9] ~= '' then
   redis.call('PEXPIRE', KEYS[2], math.floor(win / 1000) + 1)
   live = redis.call('ZCARD', KEYS[2])
 end
-return {delay, booked, interval, math.floor(rate * 1000000 + 0.5), live, sc, lv, now, now - g}
+return {delay, booked, interval, math.floor(rate * 1000000 + 0.5), live, sc, lv, now, now - g, tonumber(f[10]) or 0}
 `)
 
 // cancelScript gives a booked slot back when no later request was booked after it (the state's t
@@ -164,9 +165,10 @@ return 1
 `)
 
 // lawScript writes the rate law back, if no other process wrote it since it was read: a
-// compare-and-set on the version lv. The slots booked beyond now are re-spaced at the new pace, and
-// after a cut the next slot is at least one new spacing after now (the law's hold: the throttle
-// emptied the server's quota, and a request sent at once would only draw another).
+// compare-and-set on the version lv. The slots booked beyond now are re-spaced at the new pace;
+// after a cut they also move one new spacing later, so that the first is at least one spacing
+// after now (the law's hold: the throttle emptied the server's quota, and a request sent at once
+// would only draw another), and the cut's version is kept as cv (see Limiter.heard).
 //
 //	KEYS[1] state hash
 //	ARGV[1] now (µs) or 0 for Redis TIME
@@ -190,7 +192,10 @@ local old = tonumber(f[4]) or rate
 local tat = respace(tonumber(f[2]) or 0, old, rate)
 local g = tonumber(f[5]) or now
 if rate ~= old then g = now end
-if ARGV[6] == '1' then tat = math.max(tat, now + math.ceil(1000000 / rate)) end
+if ARGV[6] == '1' then
+  tat = math.max(tat, now) + math.ceil(1000000 / rate)
+  redis.call('HSET', key, 'cv', lv + 1)
+end
 redis.call('HSET', key, 'law', ARGV[3], 'lv', lv + 1, 'r', r, 's', s, 'e', rate, 'g', int(g), 't', int(tat))
 redis.call('PEXPIRE', key, ARGV[7])
 return {1, lv + 1, math.floor(rate * 1000000 + 0.5), now - g}

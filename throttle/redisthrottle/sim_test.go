@@ -34,6 +34,7 @@ type simConfig struct {
 	n         int // logical requests in total
 	rtt       time.Duration
 	jitter    time.Duration // each way is late by up to jitter
+	seed      uint64        // varies the jitter's random sequence
 	opts      []Option
 	// changeAt, when set, makes the server enforce changeLimit from that offset on.
 	changeAt    time.Duration
@@ -135,7 +136,7 @@ func runSim(t *testing.T, url, key string, c simConfig) simResult {
 		}
 	}
 	start := epoch
-	rng := rand.New(rand.NewPCG(7, 11))
+	rng := rand.New(rand.NewPCG(7+c.seed, 11))
 	oneWay := func() time.Duration {
 		d := c.rtt / 2
 		if c.jitter > 0 {
