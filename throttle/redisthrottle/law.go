@@ -2,6 +2,7 @@ package redisthrottle
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"strconv"
 	"time"
@@ -41,18 +42,28 @@ func (l *Limiter) redisTime(t time.Time) time.Time {
 }
 
 // advance applies the successes every process reported (sc, as counted in Redis when the law was
-// at version lv) to the law, at now on the caller's clock, within ctx (the reservation's deadline).
-// It writes the law back when that made an event (a search step, a cruise that turned to a probe,
-// a probe that held) or moved the pace by more than moveThreshold since it was last read or
-// written. It never waits for the law: while another goroutine of this process holds it (a
-// throttle being written), this advance is skipped. Nor does it retry: when another process wrote
-// first, or Redis did not answer in time, the successes wait in Redis's count for the next
-// advance (a slow call here is not taken for Redis down: the reservation was served).
-func (l *Limiter) advance(ctx context.Context, now time.Time, sc, lv int64) {
-	if !l.lawMu.TryLock() {
+// at version lv) to the law, at now on the caller's clock, within ctx (the reservation's deadline;
+// rtt is what the reservation's call took). It writes the law back when that made an event (a
+// search step, a cruise that turned to a probe, a probe that held) or moved the pace by more than
+// moveThreshold since it was last read or written. It never waits for the law: while another
+// goroutine of this process holds it (a throttle being written), this advance is skipped. Nor
+// does it start calls the deadline leaves no time for (a read and a write, one round trip each,
+// as long as the reservation's), or retry: when another process wrote first, or Redis did not
+// answer in time, the successes wait in Redis's count for the next advance (a slow call here is
+// not taken for Redis down: the reservation was served; and one cut short would cost go-redis its
+// connection).
+func (l *Limiter) advance(ctx context.Context, now time.Time, rtt time.Duration, sc, lv int64) {
+	if !l.tryLockLaw() {
 		return
 	}
-	defer l.lawMu.Unlock()
+	defer l.unlockLaw()
+	calls := time.Duration(1)
+	if lv != l.lawV {
+		calls = 2
+	}
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < calls*rtt {
+		return
+	}
 	if lv != l.lawV {
 		var err error
 		if sc, err = l.readLaw(ctx); err != nil {
@@ -71,13 +82,18 @@ func (l *Limiter) advance(ctx context.Context, now time.Time, sc, lv int64) {
 
 // throttled hands one throttled attempt, sent at sent and answered at now (the caller's clock), to
 // the shared law, and writes the law back, applying it again to the newer state when another
-// process wrote first (at most lawAttempts times, all within one timeout). On a Redis failure the
-// local fallback's rate is cut instead.
+// process wrote first (at most lawAttempts times). All of it, waiting for the law included, is
+// within one timeout: a throttle that cannot have the law in time is counted as an error and
+// dropped (the goroutines ahead of it are writing throttles of the same moment, most likely of the
+// same epoch). On a Redis failure the local fallback's rate is cut instead.
 func (l *Limiter) throttled(sent, now time.Time) {
-	l.lawMu.Lock()
-	defer l.lawMu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), l.cfg.timeout)
 	defer cancel()
+	if !l.lockLaw(ctx) {
+		l.noteError(fmt.Errorf("redisthrottle: the shared law was busy for %v: %w", l.cfg.timeout, ctx.Err()))
+		return
+	}
+	defer l.unlockLaw()
 	at := l.redisTime(now)
 	for i := range lawAttempts {
 		if i > 0 {
@@ -107,7 +123,7 @@ func (l *Limiter) throttled(sent, now time.Time) {
 
 // readLaw replaces the law with the state in Redis and returns the successes reported so far. A
 // state that is missing (a new or expired key) or unreadable (another format) reads as a fresh law;
-// the round trip this process measured is kept either way. l.lawMu is held; the caller records a
+// the round trip this process measured is kept either way. The law is held; the caller records a
 // failure.
 func (l *Limiter) readLaw(ctx context.Context) (sc int64, err error) {
 	vals, err := l.client.HMGet(ctx, l.keys[0], "law", "lv", "sc", "cv").Result()
@@ -127,7 +143,7 @@ func (l *Limiter) readLaw(ctx context.Context) (sc int64, err error) {
 }
 
 // writeLaw stores the law if its version in Redis is still l.lawV, and reports whether it did; cut
-// reports that the law cut its pace (the next slot is then one new spacing after now). l.lawMu is
+// reports that the law cut its pace (the next slot is then one new spacing after now). The law is
 // held; the caller records a failure.
 func (l *Limiter) writeLaw(ctx context.Context, now time.Time, cut bool) (bool, error) {
 	state, _ := l.law.MarshalBinary()
@@ -140,7 +156,7 @@ func (l *Limiter) writeLaw(ctx context.Context, now time.Time, cut bool) (bool, 
 	}
 	res, err := lawScript.Run(ctx, l.client, l.keys[:1], l.scriptNow(now), l.lawV, state, l.law.Rate(),
 		startup, c, l.cfg.forget.Milliseconds()).Int64Slice()
-	if err == nil && (len(res) < 2 || res[0] == 1 && len(res) != 4) {
+	if err == nil && (len(res) < 2 || res[0] == 1 && len(res) != 5) {
 		err = errUnexpectedReply
 	}
 	if err != nil {
@@ -151,29 +167,57 @@ func (l *Limiter) writeLaw(ctx context.Context, now time.Time, cut bool) (bool, 
 	}
 	l.lawV, l.lawRate = res[1], l.law.Rate()
 	if cut {
-		l.lawCV = res[1]
+		l.lawCV = res[4]
 	}
-	l.learnRate(now.Add(-time.Duration(res[3])*time.Microsecond), float64(res[2])/1e6, l.hearCut(l.lawCV, now))
+	l.learnRate(paceReply{
+		redisNow: res[4], rate: float64(res[2]) / 1e6,
+		at:  now.Add(-time.Duration(res[3]) * time.Microsecond),
+		cut: l.lawCV, cutAt: now.Add(-time.Duration(res[4]-l.lawCV) * time.Microsecond),
+		heardAt: now,
+	})
 	return true, nil
 }
 
-// cutHeard is a cut of the shared law (its version) and the time, on this process's clock, this
-// process first heard of it: from then on its waiting reservations keep the cut's pace.
-type cutHeard struct{ v, at int64 }
+// cutHeard is a cut of the shared law (when it was made, Redis µs) and when this process first
+// heard of it (ns, this process's clock): from then on its waiting reservations keep the cut's
+// pace and hold.
+type cutHeard struct{ cut, at int64 }
 
-// hearCut records that this process heard at t of the law's cut of version v (0: none yet), and
-// reports whether that is news: the first time it heard of this cut.
-func (l *Limiter) hearCut(v int64, t time.Time) bool {
-	for {
-		h := l.heard.Load()
-		if v <= 0 || h != nil && h.v >= v {
-			return false
-		}
-		if l.heard.CompareAndSwap(h, &cutHeard{v: v, at: t.UnixNano()}) {
-			return true
-		}
+// cutIsNews reports whether the law's cut made at cut (Redis µs; 0: none) is one this process has
+// not heard of. Cuts are told apart by Redis's time, which only grows, even when the state was
+// forgotten and its versions start again.
+func (l *Limiter) cutIsNews(cut int64) bool {
+	h := l.heard.Load()
+	return cut > 0 && (h == nil || cut > h.cut)
+}
+
+// lockLaw takes the law, waiting for it no longer than ctx allows; it reports whether it did.
+func (l *Limiter) lockLaw(ctx context.Context) bool {
+	select {
+	case l.lawSem <- struct{}{}:
+		return true
+	default:
+	}
+	select {
+	case l.lawSem <- struct{}{}:
+		return true
+	case <-ctx.Done():
+		return false
 	}
 }
+
+// tryLockLaw takes the law if no other goroutine holds it.
+func (l *Limiter) tryLockLaw() bool {
+	select {
+	case l.lawSem <- struct{}{}:
+		return true
+	default:
+		return false
+	}
+}
+
+// unlockLaw gives the law back.
+func (l *Limiter) unlockLaw() { <-l.lawSem }
 
 // sentForLaw is the send time to hand the law for an attempt that left at sent (zero: not known),
 // in Redis's time. A request this process sent before it heard of the law's last cut was booked
@@ -181,12 +225,12 @@ func (l *Limiter) hearCut(v int64, t time.Time) bool {
 // at the cut does, and goes to the law as sent at the cut. (Another process's cut reaches this one
 // with its next reservation; until then its waiting reservations keep the old pace, and the
 // throttles they draw would cut a pace that never sent them, once per process: 1.20x at 50/s with
-// three processes, where the bisection took them for its test refuted.) l.lawMu is held.
+// three processes, where the bisection took them for its test refuted.) The law is held.
 func (l *Limiter) sentForLaw(sent time.Time) time.Time {
 	if sent.IsZero() || l.lawCV == 0 {
 		return l.redisTime(sent)
 	}
-	if h := l.heard.Load(); h == nil || h.v < l.lawCV || sent.UnixNano() < h.at {
+	if h := l.heard.Load(); h == nil || h.cut < l.lawCV || sent.UnixNano() < h.at {
 		if c := l.law.LastCut(); !c.IsZero() {
 			return c
 		}

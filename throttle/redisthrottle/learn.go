@@ -31,19 +31,23 @@ func (l *Limiter) Observe(now time.Time, resp *http.Response, err error) {
 //   - A throttle status (429 by default, see WithThrottleStatuses): a Retry-After of at least
 //     WithSharedPause (2 s) pauses the key for every process (one Redis call), and a learning
 //     limiter hands the throttle to the shared rate law (learn.RateLaw), which decides whether it
-//     cuts: a request sent before the law's last cut (by any process) belongs to that cut. That is
-//     one compare-and-set of the law in Redis, and one read more per process that wrote it
-//     meanwhile (docs/shared-learner.md). While Redis is unreachable, a learning limiter cuts its
-//     local rate instead (by 30%, at most once per 250 ms).
+//     cuts: a request sent before the law's last cut (by any process), or before this process heard
+//     of that cut (it was booked at the pace before it), belongs to that cut. That is one
+//     compare-and-set of the law in Redis, and one read more per process that wrote it meanwhile
+//     (docs/shared-learner.md), all within WithTimeout. While Redis is unreachable, a learning
+//     limiter cuts its local rate instead (by 30%, at most once per 250 ms).
 func (l *Limiter) ObserveAttempt(sent, now time.Time, resp *http.Response, err error) {
 	if err != nil || resp == nil {
 		return
 	}
 	if !l.cfg.known {
 		l.readDeclared(resp.Header, now)
-		l.lawMu.Lock()
-		l.law.ObserveRoundTrip(sent, now)
-		l.lawMu.Unlock()
+		// A sample is skipped while the law is busy (a throttle being written): the round trip is
+		// smoothed over many, and a success must not wait for a write.
+		if l.tryLockLaw() {
+			l.law.ObserveRoundTrip(sent, now)
+			l.unlockLaw()
+		}
 	}
 	if !slices.Contains(l.cfg.statuses, resp.StatusCode) {
 		if !l.cfg.known {

@@ -108,26 +108,93 @@ func TestOneCutPerEpoch(t *testing.T) {
 
 // TestStaleReservationIsTheCutsEpoch: a request another process booked before a cut, and sent
 // after it on that booking (the process had not heard of the cut), belongs to the cut's epoch as a
-// request in flight at the cut does: its throttle does not cut again. Once the process has heard
-// of the cut (its next reservation), a throttle of what it sends next does.
+// request in flight at the cut does: its throttle does not cut again; nor does one it sent after
+// the cut but before it heard of it. Once the process has heard of the cut (its next reservation),
+// a throttle of what it sends next does. The same holds after the state was forgotten and a new
+// law cut: cuts are told apart by Redis's clock, not by versions that start again.
 func TestStaleReservationIsTheCutsEpoch(t *testing.T) {
 	c := newClient(t, redisURL(t))
 	a, b := mustNew(t, c, "stale"), mustNew(t, c, "stale")
+	ms := func(n float64) time.Time { return epoch.Add(time.Duration(n * float64(time.Millisecond))) }
 	for i := range 20 {
 		attempt(t, a, time.Duration(i)*time.Millisecond, time.Millisecond, ok200)
 	}
-	if _, err := b.Reserve(epoch.Add(20 * time.Millisecond)); err != nil { // booked at the startup's pace
+	if _, err := b.Reserve(ms(20)); err != nil { // booked at the startup's pace
 		t.Fatal(err)
 	}
 	attempt(t, a, 21*time.Millisecond, time.Millisecond, throttled429) // the cut, at 22 ms
 	rate := storedLaw(t, a).Rate()
-	b.ObserveAttempt(epoch.Add(25*time.Millisecond), epoch.Add(26*time.Millisecond), throttled429, nil)
+	// b hears of the cut when it writes this throttle, at 26 ms.
+	b.ObserveAttempt(ms(25), ms(26), throttled429, nil)
+	// b's request that left at 25.5 ms, after the cut but before b heard of it.
+	b.ObserveAttempt(ms(25.5), ms(27), throttled429, nil)
 	if s := b.Stats(); s.Cuts != 0 || storedLaw(t, a).Rate() != rate {
-		t.Fatalf("a throttle of a booking made before the cut: b cut %d time(s), pace %v -> %v", s.Cuts, rate, storedLaw(t, a).Rate())
+		t.Fatalf("throttles of bookings made before b heard of the cut: b cut %d time(s), pace %v -> %v", s.Cuts, rate, storedLaw(t, a).Rate())
 	}
 	attempt(t, b, 30*time.Millisecond, time.Millisecond, throttled429)
 	if s := b.Stats(); s.Cuts != 1 {
 		t.Fatalf("a throttle of a booking made after b heard of the cut: %d cuts, want 1", s.Cuts)
+	}
+
+	// The state is forgotten (WithForget, or Redis lost it); a starts a new law and cuts it.
+	if err := c.Del(context.Background(), a.Key()).Err(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 20 {
+		attempt(t, a, time.Duration(100+i)*time.Millisecond, time.Millisecond, ok200)
+	}
+	attempt(t, a, 121*time.Millisecond, time.Millisecond, throttled429) // the new law's cut, at 122 ms
+	rate = storedLaw(t, a).Rate()
+	b.ObserveAttempt(ms(125), ms(126), throttled429, nil) // b has not heard of it
+	if s := b.Stats(); s.Cuts != 1 || storedLaw(t, a).Rate() != rate {
+		t.Fatalf("after the state was forgotten, a throttle of a booking made before b heard of the new cut: b cut %d time(s) (want 1, the first law's), pace %v -> %v",
+			s.Cuts, rate, storedLaw(t, a).Rate())
+	}
+}
+
+// TestCutHoldsAtTheCap: a cut that leaves the pace where it was (a declared rate caps it below the
+// law's) still holds the slots one spacing, in Redis and in every process that hears of it.
+func TestCutHoldsAtTheCap(t *testing.T) {
+	c := newClient(t, redisURL(t))
+	a, b := mustNew(t, c, "cap"), mustNew(t, c, "cap")
+	declared := &http.Response{StatusCode: http.StatusOK, Header: http.Header{"Ratelimit-Policy": {`"default";q=10;w=1`}}}
+	for i := range 30 {
+		attempt(t, a, time.Duration(i)*time.Millisecond, time.Millisecond, declared)
+	}
+	now := epoch.Add(30 * time.Millisecond)
+	var waiting throttle.Reservation
+	for range 2 {
+		r, err := b.Reserve(now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		waiting = r
+	}
+	before := now.Add(waiting.Delay(now))
+	pace := b.Rate()
+	changed := waiting.Changed()
+	attempt(t, a, 30*time.Millisecond, time.Millisecond, throttled429) // the cut, at 31 ms
+	if law := storedLaw(t, a); !law.Active() || law.Rate() <= pace {
+		t.Fatalf("the law is %s at %v/s, want cut to a rate above the cap of %v/s", law.State(), law.Rate(), pace)
+	}
+	now = epoch.Add(32 * time.Millisecond)
+	if _, err := b.Reserve(now); err != nil { // b hears of the cut
+		t.Fatal(err)
+	}
+	if got := b.Rate(); !near(got, pace) {
+		t.Fatalf("b paces at %v/s after the cut, want the cap, %v/s", got, pace)
+	}
+	select {
+	case <-changed:
+	default:
+		t.Fatal("b's waiting reservation was not told of the cut's hold")
+	}
+	spacing := time.Duration(math.Ceil(1e9 / pace))
+	// The slot was booked at the interval rounded up to a microsecond, and moves at the exact pace:
+	// it may come up to a microsecond per spacing of its wait sooner than the hold alone says.
+	rounding := time.Duration(math.Ceil(float64(before.Sub(now))/float64(spacing))+1) * time.Microsecond
+	if after := now.Add(waiting.Delay(now)); after.Before(before.Add(spacing - rounding)) {
+		t.Errorf("b's waiting slot moved from %v to %v after the cut, want one spacing (%v) later", before.Sub(epoch), after.Sub(epoch), spacing)
 	}
 }
 

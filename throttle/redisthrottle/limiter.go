@@ -60,10 +60,12 @@ type Limiter struct {
 	// law's times are Redis's (docs/shared-learner.md).
 	offset atomic.Int64
 
-	lawMu sync.Mutex     // guards law and lawV; never held across a call that waits for a request
-	law   *learn.RateLaw // the shared rate law as last read or written (learning limiters), advanced by what this process saw since
-	lawV  int64          // the version of the state law was read or written at
-	lawCV int64          // the version of the law's last cut, as of lawV (0: none)
+	// lawSem, a semaphore of one, guards law, lawV, lawCV and lawRate; it is taken within a
+	// deadline (lockLaw) and never held across a call that waits for a request.
+	lawSem chan struct{}
+	law    *learn.RateLaw // the shared rate law as last read or written (learning limiters), advanced by what this process saw since
+	lawV   int64          // the version of the state law was read or written at
+	lawCV  int64          // when the law last cut (Redis µs), as of lawV (0: never)
 	// lawRate is the pace of the law as last read or written: an advance that moves it by more
 	// than moveThreshold is written back.
 	lawRate float64
@@ -71,7 +73,8 @@ type Limiter struct {
 	paceMu sync.Mutex              // serialises new pace generations
 	pace   atomic.Pointer[paceGen] // the current pace generation (learning limiters)
 	// heard is the latest cut this process has heard of from a reservation or its own write, and
-	// when: its reservations booked before then were booked at the pace before the cut.
+	// when: its reservations booked before then were booked at the pace before the cut. Written
+	// under paceMu, with the pace generation that applies the cut's hold.
 	heard atomic.Pointer[cutHeard]
 
 	fallback local
@@ -173,6 +176,7 @@ func newLimiter(client redis.UniversalClient, key string, cfg config) (*Limiter,
 		keys:   []string{tag, tag + ":procs"},
 		cfg:    cfg,
 		id:     hex.EncodeToString(id[:]),
+		lawSem: make(chan struct{}, 1),
 	}
 	mode, interval, rate := 1, int64(0), cfg.initial
 	if cfg.known {
@@ -306,10 +310,14 @@ func (l *Limiter) Reserve(now time.Time) (throttle.Reservation, error) {
 		// Redis read its clock during the call: its time less the call's end errs by at most the
 		// call's round trip, inside the jitter margin the law allows a send time.
 		l.offset.Store(res[7]*int64(time.Microsecond) - now.Add(took).UnixNano())
-		cut := l.hearCut(res[9], now.Add(took))
-		gen = l.learnRate(now.Add(-time.Duration(res[8])*time.Microsecond), float64(res[3])/1e6, cut)
+		gen = l.learnRate(paceReply{
+			redisNow: res[7], rate: float64(res[3]) / 1e6,
+			at:  now.Add(-time.Duration(res[8]) * time.Microsecond),
+			cut: res[9], cutAt: now.Add(-time.Duration(res[7]-res[9]) * time.Microsecond),
+			heardAt: now.Add(took),
+		})
 		// The slot was booked at gen's pace; a pace the advance writes moves it like the others.
-		l.advance(ctx, now.Add(took), res[5], res[6])
+		l.advance(ctx, now.Add(took), took, res[5], res[6])
 	}
 	due := now.Add(took + time.Duration(res[0])*time.Microsecond)
 	l.noteDue(due.UnixNano())
@@ -334,7 +342,8 @@ func (l *Limiter) noteDue(d int64) {
 // older one move (see reservation.Delay).
 type paceGen struct {
 	rate float64   // the shared rate
-	at   time.Time // when Redis took it, on this process's clock
+	at   time.Time // when Redis took it (or cut the law), on this process's clock
+	seen int64     // Redis's time of the reply it came from (µs): an older reply is stale
 	// hold is one spacing at rate when the generation is the first this process heard after a cut
 	// of the law (else 0): the slots beyond at move that much later, as in Redis.
 	hold    time.Duration
@@ -342,24 +351,49 @@ type paceGen struct {
 	changed chan struct{}           // closed when next is set
 }
 
-// learnRate records the shared rate heard from Redis, which took it at the instant at (on the
-// caller's clock), and returns the current generation; cut reports that this is the first this
-// process heard of a cut of the law, whose hold then moves the waiting reservations.
-func (l *Limiter) learnRate(at time.Time, rate float64, cut bool) *paceGen {
-	l.rate.Store(math.Float64bits(rate))
+// paceReply is what one reply from Redis says of the shared pace, on this process's clock.
+type paceReply struct {
+	redisNow int64     // Redis's time of the reply (µs): orders replies
+	rate     float64   // the pace slots are booked at
+	at       time.Time // when Redis took that pace
+	cut      int64     // when the law last cut (Redis µs; 0: never)
+	cutAt    time.Time // the same, on this process's clock
+	heardAt  time.Time // when this process heard the reply
+}
+
+// learnRate records the shared pace a reply from Redis carried and returns the current
+// generation. A new generation starts when the pace moved by more than moveThreshold, or when the
+// reply is the first this process heard of a cut of the law: that generation holds the waiting
+// reservations one spacing, as the cut held the slots in Redis, even when the pace itself did not
+// move (a declared cap below the law's rate). A reply older than the current generation's is stale
+// and changes nothing.
+func (l *Limiter) learnRate(p paceReply) *paceGen {
 	cur := l.pace.Load()
-	if math.Abs(rate-cur.rate) <= moveThreshold*cur.rate {
+	if p.redisNow < cur.seen {
+		return cur
+	}
+	if !l.cutIsNews(p.cut) && math.Abs(p.rate-cur.rate) <= moveThreshold*cur.rate {
+		l.rate.Store(math.Float64bits(p.rate))
 		return cur
 	}
 	l.paceMu.Lock()
 	defer l.paceMu.Unlock()
 	cur = l.pace.Load()
-	if math.Abs(rate-cur.rate) <= moveThreshold*cur.rate {
+	if p.redisNow < cur.seen {
 		return cur
 	}
-	g := &paceGen{rate: rate, at: at, changed: make(chan struct{})}
-	if cut {
-		g.hold = time.Duration(math.Ceil(1e9 / rate))
+	l.rate.Store(math.Float64bits(p.rate))
+	news := l.cutIsNews(p.cut)
+	if !news && math.Abs(p.rate-cur.rate) <= moveThreshold*cur.rate {
+		return cur
+	}
+	g := &paceGen{rate: p.rate, at: p.at, seen: p.redisNow, changed: make(chan struct{})}
+	if news {
+		l.heard.Store(&cutHeard{cut: p.cut, at: p.heardAt.UnixNano()})
+		g.hold = time.Duration(math.Ceil(1e9 / p.rate))
+		if p.cutAt.After(g.at) {
+			g.at = p.cutAt
+		}
 	}
 	cur.next.Store(g)
 	l.pace.Store(g)

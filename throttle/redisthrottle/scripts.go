@@ -24,6 +24,7 @@ import "github.com/redis/go-redis/v9"
 //	h   the rate the server's headers declare, after headroom (0: none)
 //	e   the pace slots were last booked at: min(r, h), or h during the startup when h is set
 //	g   when e last changed (µs)
+//	cv  when the law last cut (µs): Redis's clock, so it only grows, even across a forgotten state
 //
 // No learning happens in Lua: the law runs in Go (see Limiter.advance), on the state read from
 // here, and is written back atomically. The scripts book slots, count successes and re-space the
@@ -68,7 +69,7 @@ end
 //
 // It returns {delay µs, booked slot t µs, interval µs, pace in µ-requests/s, live processes (0
 // when not counted), successes reported sc, law version lv, now µs, µs since the pace last changed,
-// the version of the law's last cut cv}.
+// the time of the law's last cut cv (µs, 0: none)}.
 var reserveScript = redis.NewScript(scriptPrelude + `
 local key = KEYS[1]
 local burst = tonumber(ARGV[4])
@@ -168,7 +169,7 @@ return 1
 // compare-and-set on the version lv. The slots booked beyond now are re-spaced at the new pace;
 // after a cut they also move one new spacing later, so that the first is at least one spacing
 // after now (the law's hold: the throttle emptied the server's quota, and a request sent at once
-// would only draw another), and the cut's version is kept as cv (see Limiter.heard).
+// would only draw another), and the cut's time is kept as cv (see Limiter.heard).
 //
 //	KEYS[1] state hash
 //	ARGV[1] now (µs) or 0 for Redis TIME
@@ -179,13 +180,17 @@ return 1
 //	ARGV[6] 1 when it cut the pace
 //	ARGV[7] lifetime of learned state (ms)
 //
-// It returns {1, the new version, pace in µ-requests/s, µs since the pace last changed} when
-// written, {0, the current version} when another process wrote first.
+// It returns {1, the new version, pace in µ-requests/s, µs since the pace last changed, now µs}
+// when written, {0, the current version} when another process wrote first.
 var lawScript = redis.NewScript(scriptPrelude + `
 local key = KEYS[1]
 local f = redis.call('HMGET', key, 'lv', 't', 'h', 'e', 'g')
 local lv = tonumber(f[1]) or 0
 if lv ~= tonumber(ARGV[2]) then return {0, lv} end
+-- A new state's first version is now: a process still holding a version of a forgotten state
+-- can never match it.
+local nv = lv + 1
+if lv == 0 then nv = now end
 local r, s = tonumber(ARGV[4]), tonumber(ARGV[5])
 local rate = pace(r, s, tonumber(f[3]) or 0)
 local old = tonumber(f[4]) or rate
@@ -194,9 +199,10 @@ local g = tonumber(f[5]) or now
 if rate ~= old then g = now end
 if ARGV[6] == '1' then
   tat = math.max(tat, now) + math.ceil(1000000 / rate)
-  redis.call('HSET', key, 'cv', lv + 1)
+  redis.call('HSET', key, 'law', ARGV[3], 'lv', int(nv), 'r', r, 's', s, 'e', rate, 'g', int(g), 't', int(tat), 'cv', int(now))
+else
+  redis.call('HSET', key, 'law', ARGV[3], 'lv', int(nv), 'r', r, 's', s, 'e', rate, 'g', int(g), 't', int(tat))
 end
-redis.call('HSET', key, 'law', ARGV[3], 'lv', lv + 1, 'r', r, 's', s, 'e', rate, 'g', int(g), 't', int(tat))
 redis.call('PEXPIRE', key, ARGV[7])
-return {1, lv + 1, math.floor(rate * 1000000 + 0.5), now - g}
+return {1, nv, math.floor(rate * 1000000 + 0.5), now - g, now}
 `)
