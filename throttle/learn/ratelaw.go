@@ -103,9 +103,24 @@ func (l *RateLaw) inFlight() {
 	l.m.inFlight = int(math.Min(math.Ceil(l.Rate()*float64(l.m.rtt.srtt)/1e9), math.MaxInt32))
 }
 
+// SetCeiling bounds the law's pace, in requests per second, below its rate bounds' maximum (0, a
+// negative or an infinite value: no bound): a rate its caller is held to anyway, such as a rate the
+// server declares, so that what the law learns is about paces it really sent. A pace above it
+// comes down to it at once. The ceiling is the caller's, like the round trip: it is not encoded,
+// and Reset keeps it.
+func (l *RateLaw) SetCeiling(perSec float64) {
+	if !(perSec > 0) || math.IsInf(perSec, 0) {
+		perSec = 0
+	}
+	l.r.ceiling = perSec
+	if l.r.active {
+		l.r.rate = l.r.clamp(l.r.rate)
+	}
+}
+
 // Reset forgets what the law learned, as a new law: it keeps its configuration and the round trip.
 func (l *RateLaw) Reset() {
-	l.r = rateStrategy{minR: l.r.minR, maxR: l.r.maxR}
+	l.r = rateStrategy{minR: l.r.minR, maxR: l.r.maxR, ceiling: l.r.ceiling}
 	l.m.successes, l.m.throttles, l.m.succ = 0, 0, successLog{}
 }
 
@@ -128,18 +143,18 @@ func (l *RateLaw) State() string {
 // Before, the startup's cap on requests in flight (one more than the successes, so that it doubles
 // every round trip) turned into the pace it allows over one round trip, (successes+1)/RTT, at least
 // the initial rate, and the rate bounds' maximum once the cap would be open (startupOpen); the
-// initial rate until a round trip is known.
+// initial rate until a round trip is known; never above the ceiling (SetCeiling).
 func (l *RateLaw) Rate() float64 {
 	if l.r.active {
 		return l.r.rate
 	}
 	if l.m.successes+1 >= startupOpen {
-		return l.r.maxR
+		return l.r.clamp(l.r.maxR)
 	}
 	if !l.m.rtt.seen || l.m.rtt.srtt <= 0 {
-		return l.initial
+		return l.r.clamp(l.initial)
 	}
-	return min(max(float64(l.m.successes+1)*1e9/float64(l.m.rtt.srtt), l.initial), l.r.maxR)
+	return l.r.clamp(max(float64(l.m.successes+1)*1e9/float64(l.m.rtt.srtt), l.initial))
 }
 
 // Estimate is the rate the law believes the server sustains, in requests per second (0 while it

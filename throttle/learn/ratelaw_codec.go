@@ -13,7 +13,7 @@ import (
 var ErrBadLawState = errors.New("learn: bad rate law state")
 
 // lawFormat is the version of the encoding; a state of another version is refused.
-const lawFormat = 1
+const lawFormat = 2
 
 // rateStates are the rate strategy's states, encoded by index ("" before the first throttle).
 var rateStates = []string{"", "search", "bisect", "recover", "cruise", "probe"}
@@ -26,7 +26,7 @@ type lawWire struct {
 	State                                     uint8
 	Active, Doubled, Fresh, CyclesDrove       bool
 	Rate, Best, ProbeCredit, RCut, Gain, Wall float64
-	Hi                                        float64
+	Hi, Below                                 float64
 	CutAt, CutSuccesses, Succ, Burst          int64
 	FirstCutAt, FirstCutSuccesses, NCut       int64
 	EpochThrottles, Quiet, CyclesUntil        int64
@@ -43,7 +43,7 @@ func (l *RateLaw) MarshalBinary() ([]byte, error) {
 		Format: lawFormat, State: uint8(max(slices.Index(rateStates, r.st), 0)),
 		Active: r.active, Doubled: r.doubled, Fresh: r.fresh, CyclesDrove: r.cyclesDrove,
 		Rate: r.rate, Best: r.best, ProbeCredit: r.probeCredit, RCut: r.rCut, Gain: r.gain, Wall: r.wallRate,
-		Hi: r.hi, CutAt: r.cutAt, CutSuccesses: r.cutSuccesses, Succ: r.succ, Burst: r.burst,
+		Hi: r.hi, Below: r.below, CutAt: r.cutAt, CutSuccesses: r.cutSuccesses, Succ: r.succ, Burst: r.burst,
 		FirstCutAt: r.firstCutAt, FirstCutSuccesses: r.firstCutSuccesses, NCut: r.ncut,
 		EpochThrottles: r.epochThrottles, Quiet: r.quiet, CyclesUntil: r.cyclesUntil,
 		Successes: l.m.successes, Throttles: l.m.throttles, SuccN: l.m.succ.n, SuccAt: l.m.succ.at,
@@ -72,7 +72,7 @@ func (l *RateLaw) UnmarshalBinary(data []byte) error {
 	case w.Successes < 0 || w.Throttles < 0 || w.SuccN < 0 || w.NCut < 0 || w.Succ < 0 || w.Quiet < 0:
 		return fmt.Errorf("%w: a negative count", ErrBadLawState)
 	}
-	for _, x := range []float64{w.Rate, w.ProbeCredit, w.RCut, w.Gain, w.Wall, w.Hi} {
+	for _, x := range []float64{w.Rate, w.ProbeCredit, w.RCut, w.Gain, w.Wall, w.Hi, w.Below} {
 		if math.IsNaN(x) || math.IsInf(x, 0) || x < 0 {
 			return fmt.Errorf("%w: a rate of %v", ErrBadLawState, x)
 		}
@@ -83,10 +83,10 @@ func (l *RateLaw) UnmarshalBinary(data []byte) error {
 	r := rateStrategy{
 		st: rateStates[w.State], active: w.Active, doubled: w.Doubled, fresh: w.Fresh, cyclesDrove: w.CyclesDrove,
 		rate: l.r.clamp(w.Rate), best: w.Best, probeCredit: w.ProbeCredit, rCut: w.RCut, gain: w.Gain, wallRate: w.Wall,
-		hi: w.Hi, cutAt: w.CutAt, cutSuccesses: w.CutSuccesses, succ: w.Succ, burst: w.Burst,
+		hi: w.Hi, below: w.Below, cutAt: w.CutAt, cutSuccesses: w.CutSuccesses, succ: w.Succ, burst: w.Burst,
 		firstCutAt: w.FirstCutAt, firstCutSuccesses: w.FirstCutSuccesses, ncut: w.NCut,
 		epochThrottles: w.EpochThrottles, quiet: w.Quiet, cyclesUntil: w.CyclesUntil,
-		minR: l.r.minR, maxR: l.r.maxR,
+		minR: l.r.minR, maxR: l.r.maxR, ceiling: l.r.ceiling,
 	}
 	if !w.Active {
 		r.rate = 0

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -210,4 +212,55 @@ func FuzzRateLawState(f *testing.F) {
 			t.Fatalf("rate %v from %s", r, fmt.Sprintf("%x", data))
 		}
 	})
+}
+
+// TestRateLawCeiling: a ceiling bounds the pace from the first cut on; a doubling the ceiling holds
+// short is remembered as such (the pace held before it is the lower end, not half the ceiling), a
+// doubling it refuses entirely is none, and a cruise at the ceiling does not probe above it.
+func TestRateLawCeiling(t *testing.T) {
+	t0 := time.Unix(1_700_000_000, 0)
+	l := newLaw(t)
+	l.SetCeiling(25)
+	if got := l.Rate(); got > 25 {
+		t.Fatalf("startup pace %v/s above the ceiling", got)
+	}
+	l.Admit(t0, 8)
+	if ev := l.Throttle(t0, t0.Add(time.Millisecond)); ev == "" || l.Rate() != 8 {
+		t.Fatalf("first throttle after 8 successes: event %q, pace %v/s, want a search from 8/s", ev, l.Rate())
+	}
+	at := t0.Add(time.Second)
+	var paces []float64
+	for range 16 { // four search steps of four successes, 10 ms apart
+		at = at.Add(10 * time.Millisecond)
+		if evs := l.Admit(at, 1); len(evs) > 0 {
+			paces = append(paces, l.Rate())
+		}
+	}
+	if !slices.Equal(paces, []float64{16, 25}) {
+		t.Fatalf("search steps at %v/s, want [16 25]: the ceiling holds the second short and refuses the rest", paces)
+	}
+	l.Throttle(at, at.Add(time.Millisecond))
+	if got := l.Estimate(); got != 16 {
+		t.Fatalf("throttled at the ceiling after a doubling it held short: estimate %v/s, want the 16/s held before it", got)
+	}
+	probesAtCeiling := 0
+	for range 5000 {
+		at = at.Add(50 * time.Millisecond)
+		atCeiling := l.Estimate() >= 25
+		for _, ev := range l.Admit(at, 1) {
+			if atCeiling && strings.Contains(ev, "probe at") {
+				probesAtCeiling++
+			}
+		}
+		if l.Rate() > 25 {
+			t.Fatalf("pace %v/s above the ceiling (%s)", l.Rate(), l.State())
+		}
+	}
+	if l.Estimate() != 25 || probesAtCeiling != 0 {
+		t.Fatalf("after 5,000 successes: estimate %v/s (want the probes to have reached the ceiling, 25), %d probes from it", l.Estimate(), probesAtCeiling)
+	}
+	l.SetCeiling(10)
+	if got := l.Rate(); got != 10 {
+		t.Fatalf("a lower ceiling: pace %v/s, want 10", got)
+	}
 }

@@ -38,8 +38,10 @@ type rateStrategy struct {
 	// its burst (plus what refilled meanwhile), so an upper bound on what a probe can be admitted
 	// from a full burst at a rate the server does not sustain.
 	burst int64
-	// doubled is set once the search has doubled its prior.
+	// doubled is set once the search has doubled its prior; below is the pace before the last
+	// doubling (half the pace, unless the rate bounds held the doubling short).
 	doubled bool
+	below   float64
 	// wallRate is the pace after the latest wall's halvings: the one that outlasted it (0 after
 	// a cut that was no wall).
 	wallRate float64
@@ -64,7 +66,10 @@ type rateStrategy struct {
 	cyclesDrove bool
 	minR        float64
 	maxR        float64
-	active      bool
+	// ceiling, when positive, bounds the pace below maxR: a rate the caller is held to anyway (the
+	// shared limiter's declared cap), so that the law never believes it sent faster than it did.
+	ceiling float64
+	active  bool
 }
 
 func (r *rateStrategy) name() string { return "rate" }
@@ -97,7 +102,12 @@ func (r *rateStrategy) measured(m *model, since int64) (float64, bool) {
 	return perNs * 1e9, ok
 }
 
-func (r *rateStrategy) clamp(x float64) float64 { return min(max(x, r.minR), r.maxR) }
+func (r *rateStrategy) clamp(x float64) float64 {
+	if r.ceiling > 0 {
+		return min(max(x, r.minR), r.maxR, max(r.ceiling, r.minR))
+	}
+	return min(max(x, r.minR), r.maxR)
+}
 
 func (r *rateStrategy) observe(t int64, s *Signal, m *model) string {
 	if m.driver == "cycles" {
@@ -155,8 +165,9 @@ func (r *rateStrategy) observe(t int64, s *Signal, m *model) string {
 		// confirm a pace as well as more would. A server with a burst of one (nginx's limit_req
 		// without burst) is thus searched a success a step: from the prior of one a second,
 		// doubling every four took eight seconds to reach 64/s (1.81x at 50/s; 1.24x now).
-		if step := min(max(r.burst, 1), int64(max(m.tun.MeasureSuccesses/2, 1))); r.succ%step == 0 {
-			r.rate, r.doubled = r.clamp(2*r.rate), true
+		// A doubling the bounds refuse is none: a throttle at the bound refutes the bound itself.
+		if step := min(max(r.burst, 1), int64(max(m.tun.MeasureSuccesses/2, 1))); r.succ%step == 0 && r.clamp(2*r.rate) > r.rate {
+			r.below, r.rate, r.doubled = r.rate, r.clamp(2*r.rate), true
 			return fmt.Sprintf("search: %.3g/s", r.rate)
 		}
 	case "bisect":
@@ -181,7 +192,10 @@ func (r *rateStrategy) observe(t int64, s *Signal, m *model) string {
 		}
 		r.rate = r.clamp(r.rCut + (target-r.rCut)*float64(r.succ)/float64(ramp))
 	case "cruise":
-		if r.succ >= r.quiet {
+		if r.succ >= r.quiet && r.clamp(r.best*(1+max(r.gain, m.tun.ProbeGain))) <= r.best {
+			// The estimate is at the bounds: there is nothing above it to probe.
+			r.succ = 0
+		} else if r.succ >= r.quiet {
 			r.st, r.succ = "probe", 0
 			r.gain = max(r.gain, m.tun.ProbeGain)
 			r.rate = r.clamp(r.best * (1 + r.gain))
@@ -290,7 +304,7 @@ func (r *rateStrategy) cut(t int64, m *model) string {
 		if r.st == "search" {
 			r.best = r.rate
 			if r.doubled {
-				r.best = r.rate / 2
+				r.best = r.below
 			}
 			if ok {
 				r.best = min(r.best, meas)
