@@ -12,9 +12,10 @@ import (
 
 // Throttle holds back requests per key: one Limiter per key (from the WithLimiter factory, none by
 // default) and a pause per key (Pause, or a Retry-After seen by the Transport). A wait for a key
-// first sits out the key's pause, then takes a reservation from the key's limiter; when the key is
-// paused while waiting on the limiter, the reservation is given back and the wait starts over
-// after the pause, so a pause never ends in a burst of requests that had queued behind it.
+// first sits out the key's pause, then takes a reservation from the key's limiter. When the key is
+// paused while waiting on the limiter, a reservation that would come due before the pause ends is
+// given back and the wait starts over after the pause (so a pause never ends in a burst of
+// requests that had queued behind it); one that comes due after the pause keeps its place.
 //
 // Keys are held in a bounded set of partitions (WithMaxKeys), evicting the least recently used idle
 // ones. A Throttle is safe for concurrent use, starts no goroutines and needs no Close. Create it
@@ -297,16 +298,9 @@ func (t *Throttle) waitBlocked(ctx context.Context, p *partition, maxWait time.D
 		if err != nil {
 			return blocked, time.Time{}, err
 		}
-		if r.Delay(now) > 0 {
+		if r.Delay(now) > 0 || p.pauseUntil.Load() > t.since(now) {
 			blocked = true
-			pause := p.pauseSignal()
-			// A pause that came after the pause check but before the signal was taken is not
-			// announced on it: look.
-			if p.pauseUntil.Load() > t.since(now) {
-				r.Cancel(now)
-				continue
-			}
-			paused, late, err := await(ctx, r, pause, func() time.Duration { return t.paceMaxWait(p, r, maxWait) })
+			paused, late, err := await(ctx, r, t.pauseWatch(p), func() time.Duration { return t.paceMaxWait(p, r, maxWait) })
 			if err != nil {
 				if e, ok := err.(*WaitTooLongError); ok {
 					e.Key = p.key
@@ -314,7 +308,7 @@ func (t *Throttle) waitBlocked(ctx context.Context, p *partition, maxWait time.D
 				return blocked, time.Time{}, err
 			}
 			if paused {
-				continue // the reservation was given back; wait out the pause and book again
+				continue // the reservation fell inside a pause and was given back; wait it out and book again
 			}
 			now = time.Now()
 			observeLateness(p.lim, now, late)
@@ -322,7 +316,19 @@ func (t *Throttle) waitBlocked(ctx context.Context, p *partition, maxWait time.D
 		if p.pauseUntil.Load() <= t.since(now) {
 			return blocked, now, nil
 		}
-		// Paused just as the reservation came due: it is spent; wait out the pause and book again.
+		// Paused just as the reservation came due: give it back, wait out the pause and book again.
+		r.Cancel(now)
+	}
+}
+
+// pauseWatch watches p's pause for await.
+func (t *Throttle) pauseWatch(p *partition) pauseWatch {
+	return func() (<-chan struct{}, time.Time) {
+		changed := p.pauseSignal()
+		if until := p.pauseUntil.Load(); until > 0 {
+			return changed, t.epoch.Add(time.Duration(until))
+		}
+		return changed, time.Time{}
 	}
 }
 

@@ -149,6 +149,73 @@ func TestPauseWhileWaitingOnLimiter(t *testing.T) {
 	}
 }
 
+// slotSchedule is a limiter whose slots never move, as a shared limiter's booked slots in a store:
+// a slot every interval from the first Reserve, and a slot given back is lost (counted).
+type slotSchedule struct {
+	mu       sync.Mutex
+	interval time.Duration
+	next     time.Time
+	lost     int
+}
+
+func (s *slotSchedule) Reserve(now time.Time) (Reservation, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	at := s.next
+	if at.Before(now) {
+		at = now
+	}
+	s.next = at.Add(s.interval)
+	return &fixedSlot{s: s, at: at}, nil
+}
+
+type fixedSlot struct {
+	s  *slotSchedule
+	at time.Time
+}
+
+func (r *fixedSlot) Delay(now time.Time) time.Duration { return max(r.at.Sub(now), 0) }
+func (r *fixedSlot) Changed() <-chan struct{}          { return nil }
+func (r *fixedSlot) Cancel(now time.Time) {
+	if r.Delay(now) > 0 {
+		r.s.mu.Lock()
+		r.s.lost++
+		r.s.mu.Unlock()
+	}
+}
+
+// TestPauseKeepsSlotsAfterIt: a pause gives back only the reservations that would come due inside
+// it. A limiter whose slots cannot move up (a shared schedule gives back only its last slot) keeps
+// the ones after the pause; giving those back too would lose them and leave the schedule idle for
+// as long after the pause.
+func TestPauseKeepsSlotsAfterIt(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sched := &slotSchedule{interval: 100 * time.Millisecond}
+		th := newThrottle(t, WithLimiter(func(string) (Limiter, error) { return sched, nil }))
+		start := time.Now()
+		require.NoError(t, th.Wait(context.Background(), "a")) // slot 0
+		var mu sync.Mutex
+		var at []time.Duration
+		var wg sync.WaitGroup
+		for range 3 { // slots at 100, 200 and 300ms
+			wg.Go(func() {
+				assert.NoError(t, th.Wait(context.Background(), "a"))
+				mu.Lock()
+				at = append(at, time.Since(start))
+				mu.Unlock()
+			})
+			synctest.Wait()
+		}
+		time.Sleep(50 * time.Millisecond)
+		th.Pause("a", start.Add(150*time.Millisecond)) // covers the slot at 100ms only
+		wg.Wait()
+		sort.Slice(at, func(i, j int) bool { return at[i] < at[j] })
+		// The waiter of 100ms books again after the pause, behind the others: the next slot, 400ms.
+		assert.Equal(t, []time.Duration{200 * time.Millisecond, 300 * time.Millisecond, 400 * time.Millisecond}, at)
+		assert.Equal(t, 1, sched.lost, "only the slot inside the pause is given back")
+	})
+}
+
 func TestPauseDeadlineAndCancel(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		th := newThrottle(t)

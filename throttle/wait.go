@@ -43,13 +43,23 @@ func observeLateness(l Limiter, now time.Time, late time.Duration) {
 	}
 }
 
-// await waits until r is due. When pause fires first, it gives r back and reports paused. A
-// positive maxWait() refuses a wait longer than it with *WaitTooLongError (Key unset); it is asked
-// again whenever the reservation moves (a limiter that learns can start holding meanwhile). A nil
-// maxWait bounds nothing. On any error r
-// has been given back. late is how long after the reservation's time the waiter woke, when it slept
-// on a timer until then, and -1 when it did not sleep (due at once, or woken by a move).
-func await(ctx context.Context, r Reservation, pause <-chan struct{}, maxWait func() time.Duration) (paused bool, late time.Duration, err error) {
+// pauseWatch reports a key's pause for await: a channel closed by the pause's next change (taken
+// before the end is read, so that no change is missed) and the instant the pause ends (the zero
+// time when the key is not paused).
+type pauseWatch func() (changed <-chan struct{}, until time.Time)
+
+// await waits until r is due. When the key is paused (pause, nil for none) and r would come due
+// before the pause ends, it gives r back and reports paused: the caller waits the pause out and
+// books again behind the requests already in line. A reservation that comes due when the pause is
+// over keeps its place and is waited for, so that a pause costs the limiter only the slots inside
+// it (a shared limiter can give back only its last slot: giving back every waiting one would lose
+// them all and leave that much of the schedule idle after the pause). A positive maxWait() refuses
+// a wait longer than it with *WaitTooLongError (Key unset); it is asked again whenever the
+// reservation moves (a limiter that learns can start holding meanwhile). A nil maxWait bounds
+// nothing. On any error r has been given back. late is how long after the reservation's time the
+// waiter woke, when it slept on a timer until then, and -1 when it did not sleep (due at once, or
+// woken by a move or a pause).
+func await(ctx context.Context, r Reservation, pause pauseWatch, maxWait func() time.Duration) (paused bool, late time.Duration, err error) {
 	late = -1
 	var target time.Time
 	var timer *time.Timer
@@ -60,8 +70,17 @@ func await(ctx context.Context, r Reservation, pause <-chan struct{}, maxWait fu
 	}()
 	for {
 		changed := r.Changed() // before Delay, so that no move is missed
+		var pauseChanged <-chan struct{}
+		var until time.Time
+		if pause != nil {
+			pauseChanged, until = pause()
+		}
 		now := time.Now()
 		d := r.Delay(now)
+		if until.After(now) && now.Add(d).Before(until) {
+			r.Cancel(now)
+			return true, -1, nil
+		}
 		if d <= 0 {
 			if !target.IsZero() {
 				late = max(now.Sub(target), 0)
@@ -88,9 +107,8 @@ func await(ctx context.Context, r Reservation, pause <-chan struct{}, maxWait fu
 		case <-ctx.Done():
 			r.Cancel(time.Now())
 			return false, -1, ctx.Err()
-		case <-pause:
-			r.Cancel(time.Now())
-			return true, -1, nil
+		case <-pauseChanged: // look again: the reservation may now fall inside the pause
+			target = time.Time{}
 		case <-changed:
 			target = time.Time{} // moved: the next sleep has a target of its own
 		case <-timer.C:

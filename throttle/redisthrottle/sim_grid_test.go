@@ -3,6 +3,7 @@ package redisthrottle
 import (
 	"flag"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -62,5 +63,45 @@ func TestSharedGrid(t *testing.T) {
 			}
 		}
 		t.Logf("headers=%v: %d of %d cells met; elapsed over the physical limit: mean %.3fx, worst %.3fx", headers, met, cells, sum/float64(cells), worst)
+	}
+}
+
+var (
+	sharedOne   = flag.String("shared-one", "", "run one shared operating point: alg,limit,windowSeconds,headers,rttMs,processes,workers,n[,burst]")
+	sharedTrace = flag.Bool("shared-trace", false, "with -shared-one: log each arrival, throttle and cut")
+)
+
+// TestSharedOne is an exploration aid, not a gate: it runs the simulation at the operating point
+// -shared-one names, for three jitter seeds, and prints each seed's elapsed over the physical
+// limit, its 429 share and the pace each process ended at (-shared-trace logs every arrival,
+// throttle and cut):
+//
+//	cd throttle/redisthrottle && go test -run TestSharedOne -v -args -shared-one sliding-window,3,1,true,1,1,20,60
+func TestSharedOne(t *testing.T) {
+	if *sharedOne == "" {
+		t.Skip("exploration aid: -shared-one alg,limit,windowSeconds,headers,rttMs,processes,workers,n[,burst]")
+	}
+	var c simConfig
+	var windowS, rttMs float64
+	var burst int64
+	n, err := fmt.Sscanf(strings.ReplaceAll(*sharedOne, ",", " "), "%s %d %g %t %g %d %d %d %d",
+		&c.alg, &c.limit, &windowS, &c.headers, &rttMs, &c.processes, &c.workers, &c.n, &burst)
+	if n < 8 {
+		t.Fatalf("-shared-one %q: %v", *sharedOne, err)
+	}
+	c.window = time.Duration(windowS * float64(time.Second))
+	c.rtt = time.Duration(rttMs * float64(time.Millisecond))
+	c.jitter, c.burst = c.rtt/2, burst
+	if *sharedTrace {
+		simTrace = func(at time.Duration, what string, rate float64) {
+			t.Logf("%9.3fs %-6s %.3f", at.Seconds(), what, rate)
+		}
+		defer func() { simTrace = nil }()
+	}
+	url := redisURL(t)
+	for seed := range uint64(3) {
+		c.seed = seed
+		r := runSim(t, url, fmt.Sprintf("one-%s-%d", strings.ReplaceAll(*sharedOne, ",", "-"), seed), c)
+		t.Logf("seed %d: %.3fx  429s %5.2f%% (%d of %d)  lost %d  rates %.2f", seed, r.ratio(c), 100*r.share(), r.throttled, r.attempts, r.lost, r.rates)
 	}
 }
