@@ -57,23 +57,24 @@ func (l *Limiter) advance(ctx context.Context, now time.Time, rtt time.Duration,
 		return
 	}
 	defer l.unlockLaw()
+	read := lv != l.lawV || l.alone
 	calls := time.Duration(1)
-	if lv != l.lawV {
+	if read {
 		calls = 2
 	}
 	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < calls*rtt {
 		return
 	}
-	if lv != l.lawV {
+	if read {
 		var err error
-		if sc, err = l.readLaw(ctx); err != nil {
+		if sc, err = l.readLaw(ctx, now); err != nil {
 			l.noteError(err)
 			return
 		}
 	}
 	l.capLaw()
-	evs := l.law.Admit(l.redisTime(now), min(sc-l.law.Successes(), maxAdmitBatch))
-	if r := l.law.Rate(); len(evs) == 0 && math.Abs(r-l.lawRate) <= moveThreshold*l.lawRate {
+	evs := l.law.Admit(l.redisTime(now), l.unapplied(sc))
+	if r := l.law.Rate(); len(evs) == 0 && l.seed == 0 && math.Abs(r-l.lawRate) <= moveThreshold*l.lawRate {
 		return
 	}
 	if _, err := l.writeLaw(ctx, now, false); err != nil {
@@ -96,27 +97,27 @@ func (l *Limiter) throttled(sent, now time.Time) {
 	}
 	defer l.unlockLaw()
 	at := l.redisTime(now)
+	cut := false // the throttle cut the law as this process holds it
 	for i := range lawAttempts {
 		if i > 0 {
-			sc, err := l.readLaw(ctx)
+			sc, err := l.readLaw(ctx, now)
 			if err != nil {
-				l.fail(now.UnixNano(), err)
-				l.cutLocal(now.UnixNano())
+				l.failAlone(now, err, cut)
 				return
 			}
 			l.capLaw()
-			l.law.Admit(at, min(sc-l.law.Successes(), maxAdmitBatch))
+			l.law.Admit(at, l.unapplied(sc))
 		}
 		l.capLaw()
 		ev := l.law.Throttle(l.sentForLaw(sent), at)
-		ok, err := l.writeLaw(ctx, now, ev != "")
+		cut = ev != ""
+		ok, err := l.writeLaw(ctx, now, cut)
 		if err != nil {
-			l.fail(now.UnixNano(), err)
-			l.cutLocal(now.UnixNano())
+			l.failAlone(now, err, cut)
 			return
 		}
 		if ok {
-			if ev != "" {
+			if cut {
 				l.stats.cuts.Add(1)
 			}
 			return
@@ -124,11 +125,20 @@ func (l *Limiter) throttled(sent, now time.Time) {
 	}
 }
 
+// unapplied is how many of the successes counted in Redis (sc) the law has not applied yet, at
+// most maxAdmitBatch. The law is held.
+func (l *Limiter) unapplied(sc int64) int64 {
+	return min(max(sc+l.seed-l.law.Successes(), 0), maxAdmitBatch)
+}
+
 // readLaw replaces the law with the state in Redis and returns the successes reported so far. A
-// state that is missing (a new or expired key) or unreadable (another format) reads as a fresh law;
-// the round trip this process measured is kept either way. The law is held; the caller records a
-// failure.
-func (l *Limiter) readLaw(ctx context.Context) (sc int64, err error) {
+// state that is unreadable (another format) reads as a fresh law. A missing one (a new key, or one
+// Redis forgot: it expired, or Redis restarted without it) reads as a fresh law too, unless the law
+// this process holds has learned something within WithForget: then it is kept, and written as the
+// new state (it seeds it), so that a Redis restart or an outage from the start does not send every
+// process back to the startup. The round trip this process measured is kept either way. now is
+// the caller's clock. The law is held; the caller records a failure.
+func (l *Limiter) readLaw(ctx context.Context, now time.Time) (sc int64, err error) {
 	vals, err := l.client.HMGet(ctx, l.keys[0], "law", "lv", "sc", "cv").Result()
 	if err == nil && len(vals) != 4 {
 		err = errUnexpectedReply
@@ -138,10 +148,14 @@ func (l *Limiter) readLaw(ctx context.Context) (sc int64, err error) {
 	}
 	state, _ := vals[0].(string)
 	lv, sc := intOf(vals[1]), intOf(vals[2])
-	if state == "" || l.law.UnmarshalBinary([]byte(state)) != nil {
+	l.seed = 0
+	switch {
+	case state == "" && lv == 0 && l.law.Successes() > 0 && now.UnixNano()-l.lawAt < int64(l.cfg.forget):
+		l.seed = l.law.Successes() - sc // the successes counted so far are the forgotten state's
+	case state == "" || l.law.UnmarshalBinary([]byte(state)) != nil:
 		l.law.Reset()
 	}
-	l.lawV, l.lawCV, l.lawRate = lv, intOf(vals[3]), l.law.Rate()
+	l.lawV, l.lawCV, l.lawRate, l.alone, l.lawAt = lv, intOf(vals[3]), l.law.Rate(), false, now.UnixNano()
 	return sc, nil
 }
 
@@ -158,7 +172,7 @@ func (l *Limiter) writeLaw(ctx context.Context, now time.Time, cut bool) (bool, 
 		c = 1
 	}
 	res, err := lawScript.Run(ctx, l.client, l.keys[:1], l.scriptNow(now), l.lawV, state, l.law.Rate(),
-		startup, c, l.cfg.forget.Milliseconds()).Int64Slice()
+		startup, c, l.cfg.forget.Milliseconds(), l.seed).Int64Slice()
 	if err == nil && (len(res) < 2 || res[0] == 1 && len(res) != 5) {
 		err = errUnexpectedReply
 	}
@@ -168,7 +182,7 @@ func (l *Limiter) writeLaw(ctx context.Context, now time.Time, cut bool) (bool, 
 	if res[0] != 1 {
 		return false, nil
 	}
-	l.lawV, l.lawRate = res[1], l.law.Rate()
+	l.lawV, l.lawRate, l.seed, l.lawAt = res[1], l.law.Rate(), 0, now.UnixNano()
 	if cut {
 		l.lawCV = res[4]
 	}

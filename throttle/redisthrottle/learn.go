@@ -34,8 +34,11 @@ func (l *Limiter) Observe(now time.Time, resp *http.Response, err error) {
 //     cuts: a request sent before the law's last cut (by any process), or before this process heard
 //     of that cut (it was booked at the pace before it), belongs to that cut. That is one
 //     compare-and-set of the law in Redis, and one read more per process that wrote it meanwhile
-//     (docs/shared-learner.md), all within WithTimeout. While Redis is unreachable, a learning
-//     limiter cuts its local rate instead (by 30%, at most once per 250 ms).
+//     (docs/shared-learner.md), all within WithTimeout.
+//   - While Redis is unreachable, a learning limiter's successes and throttles teach the law this
+//     process holds, alone, and the local fallback paces at its rate (capped by the declared one)
+//     times the process's share; when Redis answers again the shared state replaces it (or, if
+//     Redis lost the state, is seeded by it).
 func (l *Limiter) ObserveAttempt(sent, now time.Time, resp *http.Response, err error) {
 	if err != nil || resp == nil {
 		return
@@ -49,14 +52,18 @@ func (l *Limiter) ObserveAttempt(sent, now time.Time, resp *http.Response, err e
 			l.unlockLaw()
 		}
 	}
+	t := now.UnixNano()
 	if !slices.Contains(l.cfg.statuses, resp.StatusCode) {
-		if !l.cfg.known {
+		switch {
+		case l.cfg.known:
+		case t < l.downUntil.Load():
+			l.admitAlone(now)
+		default:
 			l.successes.Add(1)
 		}
 		return
 	}
 	l.stats.throttles.Add(1)
-	t := now.UnixNano()
 	if ra, _ := ratelimitheader.RetryAfter(resp.Header, now); ra >= l.cfg.pauseMin && ra > 0 && t >= l.downUntil.Load() {
 		l.sharePause(now, ra)
 	}
@@ -64,7 +71,7 @@ func (l *Limiter) ObserveAttempt(sent, now time.Time, resp *http.Response, err e
 		return
 	}
 	if t < l.downUntil.Load() {
-		l.cutLocal(t)
+		l.throttledAlone(sent, now)
 		return
 	}
 	l.throttled(sent, now)
@@ -93,25 +100,5 @@ func (l *Limiter) sharePause(now time.Time, ra time.Duration) {
 	defer cancel()
 	if err := pauseScript.Run(ctx, l.client, l.keys[:1], l.scriptNow(now), ra.Microseconds(), ttl).Err(); err != nil {
 		l.fail(now.UnixNano(), err)
-	}
-}
-
-// cutLocal cuts the rate the local fallback paces at (learning limiters only), at most once per
-// localCutEvery.
-func (l *Limiter) cutLocal(t int64) {
-	if l.cfg.known {
-		return
-	}
-	until := l.localCutUntil.Load()
-	if t < until || !l.localCutUntil.CompareAndSwap(until, t+int64(localCutEvery)) {
-		return
-	}
-	for {
-		old := l.rate.Load()
-		r := max(math.Float64frombits(old)*localCut, l.cfg.minRate)
-		if l.rate.CompareAndSwap(old, math.Float64bits(r)) {
-			l.stats.cuts.Add(1)
-			return
-		}
 	}
 }

@@ -22,10 +22,6 @@ const (
 	// limiter registers itself in Redis about once a second while it reserves). The number of live
 	// processes sets the default fallback share (see WithFallbackShare).
 	LiveWindow = 10 * time.Second
-	// localCut multiplies the local fallback's rate on a throttle while Redis is unreachable, at
-	// most once per localCutEvery.
-	localCut      = 0.7
-	localCutEvery = 250 * time.Millisecond
 	// moveThreshold is the relative change of the shared rate from which a process moves its
 	// waiting reservations.
 	moveThreshold = 0.01
@@ -47,20 +43,19 @@ type Limiter struct {
 	// nowMicros, when set (by tests), gives the time the scripts use instead of Redis TIME.
 	nowMicros func(time.Time) int64
 
-	successes     atomic.Int64  // successes not yet reported to Redis
-	advertise     atomic.Uint64 // float64 bits: the server's advertised rate after headroom, 0 none
-	rate          atomic.Uint64 // float64 bits: the last shared rate (or the local one while down)
-	live          atomic.Int64  // live processes last counted in Redis (0: never counted)
-	lastReg       atomic.Int64  // ns on the caller's clock of the last registration
-	downUntil     atomic.Int64  // ns on the caller's clock until which Redis is not tried
-	localCutUntil atomic.Int64  // ns on the caller's clock until which a local cut is not repeated
-	lastDue       atomic.Int64  // ns on the caller's clock: the latest due time of a booked request
-	local         atomic.Bool   // the last reservation came from the fallback
+	successes atomic.Int64  // successes not yet reported to Redis
+	advertise atomic.Uint64 // float64 bits: the server's advertised rate after headroom, 0 none
+	rate      atomic.Uint64 // float64 bits: the last shared rate (or the local one while down)
+	live      atomic.Int64  // live processes last counted in Redis (0: never counted)
+	lastReg   atomic.Int64  // ns on the caller's clock of the last registration
+	downUntil atomic.Int64  // ns on the caller's clock until which Redis is not tried
+	lastDue   atomic.Int64  // ns on the caller's clock: the latest due time of a booked request
+	local     atomic.Bool   // the last reservation came from the fallback
 	// offset is Redis's clock less the caller's (ns), as measured on the last reservation: the
 	// law's times are Redis's (docs/shared-learner.md).
 	offset atomic.Int64
 
-	// lawSem, a semaphore of one, guards law, lawV, lawCV and lawRate; it is taken within a
+	// lawSem, a semaphore of one, guards law, lawV, lawCV, lawRate, alone, lawAt and seed; it is taken within a
 	// deadline (lockLaw) and never held across a call that waits for a request.
 	lawSem chan struct{}
 	law    *learn.RateLaw // the shared rate law as last read or written (learning limiters), advanced by what this process saw since
@@ -69,6 +64,17 @@ type Limiter struct {
 	// lawRate is the pace of the law as last read or written: an advance that moves it by more
 	// than moveThreshold is written back.
 	lawRate float64
+	// alone reports that the law learned from this process's evidence alone while Redis was
+	// unreachable (learnalone.go): the next advance reads the shared state again.
+	alone bool
+	// lawAt is when the law last learned, or was read or written (ns, the caller's clock): a law
+	// older than WithForget does not seed a forgotten state.
+	lawAt int64
+	// seed is the law's count of successes less Redis's count when the law was kept to seed a
+	// forgotten state (readLaw), until the seed is written; 0 otherwise.
+	seed int64
+	// aloneOK counts successes seen while Redis was unreachable, not yet applied to the law.
+	aloneOK atomic.Int64
 
 	paceMu sync.Mutex              // serialises new pace generations
 	pace   atomic.Pointer[paceGen] // the current pace generation (learning limiters)
@@ -107,7 +113,9 @@ type Limiter struct {
 //     cap (a sliding window counter sustains only L-1 per W) go to the law;
 //   - a Retry-After of at least WithSharedPause (2 s) on a throttled response pauses the key for
 //     every process, with a known rate too;
-//   - state not used for WithForget (10 minutes) expires, and the next process starts over.
+//   - state not used for WithForget (10 minutes) expires, and the next process starts over; state
+//     Redis lost while processes were using it (a restart without persistence) is written again
+//     by the first process to notice, from the law it holds.
 //
 // The law's spans are counts of successes, whichever process saw them, so N processes move it no
 // faster than one process sending as much. Each process reports its successes with its next
@@ -120,7 +128,10 @@ type Limiter struct {
 //
 // When Redis fails (an error, or no answer within WithTimeout, 50 ms by default), the limiter
 // serves reservations from a local GCRA at its share of the rate (WithFallbackShare) and tries
-// Redis again after WithRecheck (1 s); Reserve never blocks longer than the timeout (the law's
+// Redis again after WithRecheck (1 s). A learning limiter meanwhile learns alone: its successes
+// and throttles go to the law it holds, whose rate (capped by the declared one) the fallback
+// paces at, so a process that cannot reach Redis at all learns the server as one learner would;
+// when Redis answers again the shared state replaces it. Reserve never blocks longer than the timeout (the law's
 // advance shares the reservation's deadline, and one that runs out of it is left to the next
 // reservation) and never fails because of Redis. A reservation is due at the caller's time plus
 // the time the call took plus the delay Redis computed from its own clock, so the processes'

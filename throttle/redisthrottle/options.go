@@ -147,8 +147,10 @@ func WithRecheck(d time.Duration) Option {
 }
 
 // WithFallbackShare sets the share of the shared pace a limiter takes for itself while Redis is
-// unreachable: it then paces locally at share times the rate (the known rate, or the last shared
-// rate it learned). For N processes on one key, 1/N keeps them together under the rate.
+// unreachable: it then paces locally at share times the rate (the known rate; or, learning, the
+// rate of the law it holds, which goes on learning from this process's answers alone while Redis
+// is unreachable, capped by the rate the server declares). For N processes on one key, 1/N keeps
+// them together under the rate.
 //
 // The default is automatic: 1/n, where n is the number of processes that used the key in the
 // last LiveWindow, as last counted in Redis (every limiter registers itself there about once a

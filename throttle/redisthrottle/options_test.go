@@ -1,9 +1,12 @@
 package redisthrottle
 
 import (
+	"context"
 	"errors"
 	"math"
+	"net"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -90,11 +93,34 @@ func TestClientOptions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.Addr != "127.0.0.1:6390" || o.DB != 3 || !o.ContextTimeoutEnabled {
+	if o.Addr != "127.0.0.1:6390" || o.DB != 3 || !o.ContextTimeoutEnabled || o.DialerRetries != 1 {
 		t.Errorf("options %+v", o)
 	}
 	if _, err := ClientOptions("http://nope"); !errors.Is(err, ErrInvalidOption) {
 		t.Errorf("bad URL: %v", err)
+	}
+}
+
+// TestRefusedRedisSaysSo: a Redis that refuses connections is reported as such, at once, not as
+// a deadline after go-redis dialled again and again.
+func TestRefusedRedisSaysSo(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	_ = ln.Close() // nothing listens there now: dials are refused
+	c := newClient(t, "redis://"+addr+"/0")
+	// go-redis's default dials five times, 100 ms apart: 400 ms, past this timeout. One dial of a
+	// loopback port that refuses takes well under it.
+	l, err := New(c, "refused", WithTimeout(250*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Reserve(time.Now())
+	s := l.Stats()
+	if s.Fallback != 1 || s.LastError == nil || errors.Is(s.LastError, context.DeadlineExceeded) || !strings.Contains(s.LastError.Error(), "refused") {
+		t.Fatalf("stats %+v: want a fallback reservation and the refused dial as the error", s)
 	}
 }
 

@@ -179,6 +179,9 @@ return 1
 //	ARGV[5] 1 while it has not been throttled (startup), else 0
 //	ARGV[6] 1 when it cut the pace
 //	ARGV[7] lifetime of learned state (ms)
+//	ARGV[8] when the state is new (no law in Redis): the law's count of successes less the count in
+//	        Redis when the writer read it, added to sc so that the two agree (a process seeding a
+//	        forgotten state with the law it holds, see Limiter.readLaw; 0 otherwise)
 //
 // It returns {1, the new version, pace in µ-requests/s, µs since the pace last changed, now µs}
 // when written, {0, the current version} when another process wrote first.
@@ -190,7 +193,11 @@ if lv ~= tonumber(ARGV[2]) then return {0, lv} end
 -- A new state's first version is now: a process still holding a version of a forgotten state
 -- can never match it.
 local nv = lv + 1
-if lv == 0 then nv = now end
+if lv == 0 then
+  nv = now
+  local seed = tonumber(ARGV[8])
+  if seed ~= 0 then redis.call('HINCRBY', key, 'sc', seed) end
+end
 local r, s = tonumber(ARGV[4]), tonumber(ARGV[5])
 local rate = pace(r, s, tonumber(f[3]) or 0)
 local old = tonumber(f[4]) or rate

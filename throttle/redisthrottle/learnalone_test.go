@@ -1,0 +1,121 @@
+package redisthrottle
+
+import (
+	"context"
+	"math"
+	"net/http"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/steadyhttp/steady/internal/redistest"
+)
+
+// TestFallbackLearnsAlone: with Redis unreachable from the start, a learning limiter's successes
+// and throttles teach the law it holds, as one learn.RateLaw fed the same evidence, and the local
+// fallback paces at that law's rate times the process's share: it grows past the initial rate
+// during the startup and comes down on a throttle (it used to keep the initial rate, and cut it
+// by 30% per throttle, whatever the server answered).
+func TestFallbackLearnsAlone(t *testing.T) {
+	srv := redistest.Start(t)
+	l := mustNew(t, newClient(t, srv.URL()), "alone", WithInitialRate(40), WithFallbackShare(0.5))
+	srv.Stop()
+	ref, err := newLaw(l.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	secondDelay := func(now time.Time) time.Duration {
+		t.Helper()
+		l.Reserve(now)
+		r, _ := l.Reserve(now)
+		return r.Delay(now)
+	}
+	if got := secondDelay(epoch); got != 50*time.Millisecond {
+		t.Fatalf("second delay %v, want 50ms (the initial 40/s, half of it)", got)
+	}
+	const rtt = 10 * time.Millisecond
+	for i := range 30 {
+		sent := epoch.Add(time.Duration(i) * time.Millisecond)
+		l.ObserveAttempt(sent, sent.Add(rtt), ok200, nil)
+		ref.ObserveRoundTrip(sent, sent.Add(rtt))
+		ref.Admit(sent.Add(rtt), 1)
+	}
+	if got := l.Rate(); !near(got, ref.Rate()) || got <= 40 {
+		t.Fatalf("after 30 successes alone the pace is %v/s; the same evidence makes a RateLaw's %v/s, past the initial 40/s", got, ref.Rate())
+	}
+	sent := epoch.Add(40 * time.Millisecond)
+	l.ObserveAttempt(sent, sent.Add(rtt), throttled429, nil)
+	ref.ObserveRoundTrip(sent, sent.Add(rtt))
+	if ref.Throttle(sent, sent.Add(rtt)) == "" {
+		t.Fatal("the reference law did not cut")
+	}
+	if got := l.Rate(); !near(got, ref.Rate()) || !ref.Active() {
+		t.Fatalf("after a throttle alone the pace is %v/s, a RateLaw's %v/s (%s)", got, ref.Rate(), ref.State())
+	}
+	if s := l.Stats(); s.Cuts != 1 || s.Throttles != 1 {
+		t.Errorf("stats %+v, want one throttle that cut", s)
+	}
+	now := epoch.Add(2 * time.Second)
+	want := time.Duration(math.Ceil(1e9 / (ref.Rate() * 0.5)))
+	if got := secondDelay(now); got != want {
+		t.Errorf("second delay after the cut %v, want %v (the law's rate, half of it)", got, want)
+	}
+}
+
+// TestFallbackKeepsTheDeclaredCap: alone, the local fallback paces at the rate the server
+// declares (less the headroom) while the law is in its startup, as Redis would.
+func TestFallbackKeepsTheDeclaredCap(t *testing.T) {
+	srv := redistest.Start(t)
+	l := mustNew(t, newClient(t, srv.URL()), "alone-cap")
+	srv.Stop()
+	l.Reserve(epoch)
+	declared := &http.Response{StatusCode: http.StatusOK, Header: http.Header{"Ratelimit-Policy": {`"default";q=10;w=1`}}}
+	l.ObserveAttempt(epoch, epoch.Add(time.Millisecond), declared, nil)
+	if got := l.Rate(); !near(got, 10*(1-DefaultHeadroom)) {
+		t.Fatalf("pace %v/s with 10/s declared, want %v/s", got, 10*(1-DefaultHeadroom))
+	}
+}
+
+// TestForgottenStateIsSeeded: when Redis forgets the shared state (a restart without persistence,
+// a flush) while the processes run, the first process to notice writes the law it holds as the
+// new state, instead of every process going back to the startup; Redis's count of successes is
+// brought level with the law's, so the law goes on applying the successes reported after it.
+func TestForgottenStateIsSeeded(t *testing.T) {
+	c := newClient(t, redisURL(t))
+	a := mustNew(t, c, "seed")
+	const rtt = 10 * time.Millisecond
+	for i := range 10 {
+		attempt(t, a, time.Duration(i)*20*time.Millisecond, rtt, ok200)
+	}
+	attempt(t, a, 200*time.Millisecond, rtt, throttled429)
+	before := storedLaw(t, a)
+	if !before.Active() {
+		t.Fatalf("the law before Redis forgot it: %s", before.State())
+	}
+	if err := c.Del(context.Background(), a.Key()).Err(); err != nil {
+		t.Fatal(err)
+	}
+	attempt(t, a, 300*time.Millisecond, rtt, ok200) // a's next reservation finds the state gone
+	seeded := storedLaw(t, a)
+	if !seeded.Active() || !near(seeded.Rate(), before.Rate()) {
+		t.Fatalf("the state after Redis forgot it: %s at %v/s, want the law a held, %s at %v/s",
+			seeded.State(), seeded.Rate(), before.State(), before.Rate())
+	}
+	sc, err := strconv.ParseInt(hget(t, c, a, "sc"), 10, 64)
+	if err != nil || sc != seeded.Successes() {
+		t.Fatalf("Redis counts %d successes (%v), the seeded law %d: they must agree", sc, err, seeded.Successes())
+	}
+	// Another process reads the seeded law and applies the successes reported after it.
+	b := mustNew(t, c, "seed")
+	attempt(t, b, 400*time.Millisecond, rtt, ok200)
+	attempt(t, b, 420*time.Millisecond, rtt, ok200)
+	if _, err := b.Reserve(epoch.Add(440 * time.Millisecond)); err != nil { // reports the second
+		t.Fatal(err)
+	}
+	if got := b.Rate(); !near(got, before.Rate()) {
+		t.Errorf("another process paces at %v/s, want the seeded %v/s", got, before.Rate())
+	}
+	if got := b.law.Successes(); got != seeded.Successes()+2 {
+		t.Errorf("the law as b holds it applied %d successes, want %d: the seed's and the two reported since", got, seeded.Successes()+2)
+	}
+}
