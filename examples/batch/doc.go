@@ -120,15 +120,29 @@
 // process given the same Redis URL and calling the same host paces against one schedule, kept in
 // the Redis key {steady:batch:HOST:PORT}. With -rate R they send R requests per second in total
 // (less the -margin), not R each; without -rate they learn the server's rate together, so a 429
-// seen by one of them slows them all. A line on stderr reports the processes seen on the quota and
-// the shared pace. If Redis is down or slow (no answer within 50 ms), each process paces itself
-// locally at its share of the rate (one over the number of processes last seen) and goes back to
-// Redis when it answers again; the run never waits on Redis longer than that, and never fails
-// because of it.
+// seen by one of them slows them all. A line on stderr reports the processes seen on the quota, the
+// shared pace, the reservations Redis and the local fallback served, the slots lost (booked for
+// requests that were then not sent, and not given back) and the failed Redis calls (-json: the
+// "shared" object). If Redis is down or slow (no answer within 50 ms), each process paces itself
+// locally at its share of the rate (one over the number of processes last seen; the whole rate
+// when it never reached Redis) and goes back to Redis when it answers again; without -rate it
+// goes on learning meanwhile, alone, from its own answers. The run never waits on Redis longer
+// than that, and never fails because of it. -v logs when Redis becomes unreachable and answers
+// again, and each step of the shared law this process makes.
 //
 //	redis-server --port 6379 &
 //	go run ./examples/batch -url http://127.0.0.1:8080/items -rate 100 -n 1000 -shared redis://127.0.0.1:6379/0 &
 //	go run ./examples/batch -url http://127.0.0.1:8080/items -rate 100 -n 1000 -shared redis://127.0.0.1:6379/0
+//
+// or, not told the rate, learning it together:
+//
+//	go run ./examples/batch -url http://127.0.0.1:8080/items -n 1000 -shared redis://127.0.0.1:6379/0 &
+//	go run ./examples/batch -url http://127.0.0.1:8080/items -n 1000 -shared redis://127.0.0.1:6379/0
+//
+// Where a shared learned pace is weakest (docs/shared-learner.md, "Where it is weak"): servers of
+// a few requests a second that count in windows (a sliding window counter at 3/s takes about 2.4x
+// its L/W), and several processes against a bucket with no burst and no headers. Give -rate when
+// the rate is known.
 //
 // # Retries
 //
@@ -156,9 +170,10 @@
 // # Output
 //
 // -v logs every retry (with its reason and the wait before it), every request given up and, when
-// the rate is learned by this process (no -rate, -quota, -counter or -shared), every transition of the learner
-// (what it believes of the server, and why; its states are explained in docs/learner.md §3) on
-// stderr, one time-stamped slog line each; stdout is unchanged.
+// the rate is learned (no -rate, -quota or -counter), every transition of the learner (what it
+// believes of the server, and why; its states are explained in docs/learner.md §3), or with
+// -shared each step of the shared law this process makes and each Redis outage, on stderr, one
+// time-stamped slog line each; stdout is unchanged.
 //
 // The summary goes to stdout: requests, succeeded, failed, throttled responses (every answer the
 // client saw that its API means as a throttle, read by package dialects: a 429, GitHub's 403 with
@@ -172,8 +187,9 @@
 //
 // with the keys requests, succeeded, failed, throttled_responses, retries, elapsed_s and rate_rps
 // always present, and cancelled, skipped, output, records, failure_reasons, known_rate_rps, known_quota,
-// known_counter, paced_rate_rps, server_limit_rps, physical_limit_s, server_requests and server_throttled when they
-// apply. A progress bar is drawn on stderr when stderr is a terminal, and never otherwise: the
+// known_counter, paced_rate_rps, server_limit_rps, physical_limit_s, server_requests, server_throttled and shared
+// (-shared: processes, pace_rps, redis_reservations, local_reservations, lost_slots, redis_errors,
+// last_error) when they apply. A progress bar is drawn on stderr when stderr is a terminal, and never otherwise: the
 // requests done, the rate, the elapsed time and the ETA, and the throttled answers so far.
 //
 // # Exit status and signals

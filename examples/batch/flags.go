@@ -175,7 +175,7 @@ func newFlagSet(v *flagValues) *flag.FlagSet {
 	fs.StringVar(&v.server.dialect, "server-dialect", "", "embedded server answers as this API does (testserver.WithDialect): "+strings.Join(testserver.Dialects(), " | ")+"; without -server-algorithm, with that API's limiter kind")
 	fs.BoolVar(&v.idempotencyKeys, "idempotency-keys", false, "add an Idempotency-Key to POST and PATCH requests so they are retried after transport errors too")
 	fs.BoolVar(&v.json, "json", false, "print only one JSON line on stdout")
-	fs.BoolVar(&v.verbose, "v", false, "log every retry (with its reason and wait), every request given up and, when the rate is learned, every change of what the learner believes (not with -shared, whose shared pace is learned in Redis), on stderr")
+	fs.BoolVar(&v.verbose, "v", false, "log every retry (with its reason and wait), every request given up and, when the rate is learned, every change of what the learner believes (with -shared: each step of the shared law this process makes, and each Redis outage), on stderr")
 	fs.StringVar(&v.shared, "shared", "", "share the target host's quota with every batch process given the same Redis `URL` (redis://HOST:PORT/DB): the pace of -rate, or the one they learn together, holds for all of them")
 	fs.StringVar(&v.server.algorithm, "server-algorithm", defaultServerAlgo, "embedded server's algorithm: "+strings.Join(algorithm.Names(), " | "))
 	fs.Int64Var(&v.server.limit, "server-limit", defaultServerLimit, "embedded server's limit: requests per window")

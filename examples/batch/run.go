@@ -62,16 +62,17 @@ func (s session) run(ctx context.Context, args []string) int {
 	throttled := &throttleCounter{next: base}
 	obs := &counter{}
 	opts := clientOptions(cfg, throttled, obs)
+	var debug *slog.Logger // -v: the learners' transitions, local or shared
 	if cfg.verbose {
-		logs := &lockedWriter{w: stderr} // one writer under the two handlers: lines never interleave
+		logs := &lockedWriter{w: stderr} // one writer under the handlers: lines never interleave
 		opts = append(opts, client.WithLogger(slog.New(slog.NewTextHandler(logs, nil))))
+		debug = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 		if cfg.rate <= 0 && !cfg.quota.set() && !cfg.counter.set() && cfg.shared == nil {
 			// The learner's transitions too: they say what it believes of the server, and why.
-			debug := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 			opts = append(opts, client.WithLearner(learn.WithLogger(debug)))
 		}
 	}
-	sh := openShared(cfg)
+	sh := openShared(cfg, debug)
 	if sh != nil {
 		defer sh.close()
 		opts = append(opts, sh.option())
@@ -158,6 +159,9 @@ func (s session) run(ctx context.Context, args []string) int {
 	}
 	if u, err := url.Parse(target); err == nil {
 		sum.pace.learned, _ = tr.LearnedRate(u.Host)
+	}
+	if sh != nil {
+		sum.shared = sh.report()
 	}
 	if srv != nil {
 		sum.server = report(cfg.server, srv)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/url"
 	"sync"
 
@@ -50,15 +51,16 @@ type shared struct {
 
 // openShared connects the shared quota of cfg, or returns nil without -shared. It makes no Redis
 // call: a Redis that is down is found out by the first request, which is then paced locally (see
-// redisthrottle), and the run goes on.
-func openShared(cfg *config) *shared {
+// redisthrottle), and the run goes on. A non-nil logger (-v) is told when Redis becomes
+// unreachable and answers again, and each step of the shared law this process makes.
+func openShared(cfg *config, logger *slog.Logger) *shared {
 	if cfg.shared == nil {
 		return nil
 	}
 	// go-redis logs every failed dial on stderr; the run reports Redis failures itself (describe).
 	redis.SetLogger(quietLogger{})
 	s := &shared{url: cfg.sharedURL, rdb: redis.NewClient(cfg.shared)}
-	var opts []redisthrottle.Option
+	opts := []redisthrottle.Option{redisthrottle.WithLogger(logger)}
 	if cfg.rate > 0 {
 		opts = append(opts, redisthrottle.WithRate(cfg.pacedRate(), cfg.pacedBurst()))
 	}
@@ -88,27 +90,56 @@ func (s *shared) option() client.Option {
 // close closes the Redis client.
 func (s *shared) close() { _ = s.rdb.Close() }
 
+// sharedReport is what the processes' shared quota did for this process, after a run.
+type sharedReport struct {
+	// Processes is the number of processes Redis last counted on the quota (see
+	// redisthrottle.LiveWindow); PaceRPS the shared pace at the end.
+	Processes int     `json:"processes"`
+	PaceRPS   float64 `json:"pace_rps"`
+	// RedisReservations were booked in Redis, LocalReservations by the local fallback while Redis
+	// was unreachable.
+	RedisReservations int64 `json:"redis_reservations"`
+	LocalReservations int64 `json:"local_reservations"`
+	// LostSlots are slots of requests that were not sent (a pause, a deadline) that could not be
+	// given back: the schedule was idle for them.
+	LostSlots int64 `json:"lost_slots"`
+	// RedisErrors counts failed Redis calls; LastError is the last one.
+	RedisErrors int64  `json:"redis_errors"`
+	LastError   string `json:"last_error,omitempty"`
+}
+
+// report sums the stats of the run's limiters (one per host).
+func (s *shared) report() *sharedReport {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var r sharedReport
+	for _, l := range s.lims {
+		ls := l.Stats()
+		r.PaceRPS, r.Processes = round(ls.Rate, 2), max(r.Processes, ls.Processes)
+		r.RedisReservations += ls.Redis
+		r.LocalReservations += ls.Fallback
+		r.LostSlots += ls.Lost
+		r.RedisErrors += ls.Errors
+		if ls.LastError != nil {
+			r.LastError = ls.LastError.Error()
+		}
+	}
+	return &r
+}
+
 // describe writes one line about the shared quota after a run: the processes sharing it, the pace,
 // and how many reservations Redis served (and how many the local fallback did, when Redis was
 // unreachable).
 func (s *shared) describe(w io.Writer) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var st redisthrottle.Stats
-	for _, l := range s.lims {
-		ls := l.Stats()
-		st.Rate, st.Processes = ls.Rate, max(st.Processes, ls.Processes)
-		st.Redis += ls.Redis
-		st.Fallback += ls.Fallback
-		st.Errors += ls.Errors
-		if ls.LastError != nil {
-			st.LastError = ls.LastError
-		}
+	r := s.report()
+	processes := "processes"
+	if r.Processes == 1 {
+		processes = "process"
 	}
-	fmt.Fprintf(w, "batch: shared quota at %s: %d processes, shared pace %.1f req/s; %d reservations from Redis, %d local",
-		s.url, st.Processes, st.Rate, st.Redis, st.Fallback)
-	if st.Errors > 0 {
-		fmt.Fprintf(w, " (%d failed Redis calls, the last: %v)", st.Errors, st.LastError)
+	fmt.Fprintf(w, "batch: shared quota at %s: %d %s, shared pace %.1f req/s; %d reservations from Redis, %d local, %d slots lost",
+		s.url, r.Processes, processes, r.PaceRPS, r.RedisReservations, r.LocalReservations, r.LostSlots)
+	if r.RedisErrors > 0 {
+		fmt.Fprintf(w, " (%d failed Redis calls, the last: %s)", r.RedisErrors, r.LastError)
 	}
 	fmt.Fprintln(w)
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"os/exec"
 	"path/filepath"
@@ -53,10 +54,34 @@ func TestSharedInProcess(t *testing.T) {
 	code, out, errOut := runBatch(t, t.Context(), "-n", "40", "-c", "4", "-shared", url, "-server-limit", "200")
 	require.Equal(t, 0, code, "stdout %s\nstderr %s", out, errOut)
 	assert.Contains(t, out, "learned together by the processes sharing the quota")
-	assert.Contains(t, errOut, "batch: shared quota at "+url+": 1 processes")
+	assert.Contains(t, errOut, "batch: shared quota at "+url+": 1 process,")
 	code, s, _ := runJSON(t, t.Context(), "-n", "40", "-c", "4", "-rate", "200", "-shared", url, "-server-limit", "200")
 	require.Equal(t, 0, code)
 	assert.Equal(t, 40, s.Succeeded)
+	require.NotNil(t, s.Shared, "-json reports the shared quota")
+	assert.Equal(t, 1, s.Shared.Processes)
+	assert.Equal(t, int64(40), s.Shared.RedisReservations+s.Shared.LocalReservations)
+	assert.InDelta(t, 200*(1-defaultMargin), s.Shared.PaceRPS, 0.01)
+}
+
+// TestSharedRedisDown: with Redis refusing connections the run still completes, paced locally, and
+// says so: -json's shared object counts the local reservations and the failed calls, with the
+// refused dial as the last error; -v logs the outage.
+func TestSharedRedisDown(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	url := "redis://" + ln.Addr().String() + "/0"
+	require.NoError(t, ln.Close()) // nothing listens there now
+	code, s, _ := runJSON(t, t.Context(), "-n", "20", "-c", "4", "-shared", url, "-server-limit", "200")
+	require.Equal(t, 0, code)
+	assert.Equal(t, 20, s.Succeeded)
+	require.NotNil(t, s.Shared)
+	assert.Equal(t, int64(20), s.Shared.LocalReservations)
+	assert.Positive(t, s.Shared.RedisErrors)
+	assert.Contains(t, s.Shared.LastError, "refused")
+	code, _, errOut := runBatch(t, t.Context(), "-n", "5", "-c", "1", "-v", "-shared", url, "-server-limit", "200")
+	require.Equal(t, 0, code)
+	assert.Contains(t, errOut, "Redis unreachable")
 }
 
 // stallGaps records the server's arrivals to tell 429s caused by the pacing from 429s that came

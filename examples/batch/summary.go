@@ -26,6 +26,7 @@ type summary struct {
 	records int
 	pace    pace
 	server  *serverReport // nil with -url
+	shared  *sharedReport // nil without -shared
 }
 
 // pace is how the client was paced.
@@ -191,6 +192,7 @@ type jsonSummary struct {
 	PhysicalLimitS     *float64      `json:"physical_limit_s,omitempty"`
 	ServerRequests     *int64        `json:"server_requests,omitempty"`
 	ServerThrottled    *int64        `json:"server_throttled,omitempty"`
+	Shared             *sharedReport `json:"shared,omitempty"`
 }
 
 // writeJSON writes the summary as one JSON line.
@@ -202,7 +204,7 @@ func (s *summary) writeJSON(w io.Writer) error {
 		Cancelled: s.cancelled, FailureReasons: s.failures, KnownRateRPS: s.pace.known, KnownQuota: s.pace.quotaString(),
 		KnownCounter: s.pace.counterString(),
 		PacedRateRPS: s.pace.paced, LearnedRateRPS: round(s.pace.learned, 2),
-		Skipped: s.skipped, Output: s.output,
+		Skipped: s.skipped, Output: s.output, Shared: s.shared,
 	}
 	if s.output != "" {
 		j.Records = &s.records

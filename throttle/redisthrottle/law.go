@@ -74,6 +74,7 @@ func (l *Limiter) advance(ctx context.Context, now time.Time, rtt time.Duration,
 	}
 	l.capLaw()
 	evs := l.law.Admit(l.redisTime(now), l.unapplied(sc))
+	l.logLaw(evs...)
 	if r := l.law.Rate(); len(evs) == 0 && l.seed == 0 && math.Abs(r-l.lawRate) <= moveThreshold*l.lawRate {
 		return
 	}
@@ -97,28 +98,28 @@ func (l *Limiter) throttled(sent, now time.Time) {
 	}
 	defer l.unlockLaw()
 	at := l.redisTime(now)
-	cut := false // the throttle cut the law as this process holds it
+	ev := "" // what the throttle did to the law as this process holds it
 	for i := range lawAttempts {
 		if i > 0 {
 			sc, err := l.readLaw(ctx, now)
 			if err != nil {
-				l.failAlone(now, err, cut)
+				l.failAlone(now, err, ev)
 				return
 			}
 			l.capLaw()
 			l.law.Admit(at, l.unapplied(sc))
 		}
 		l.capLaw()
-		ev := l.law.Throttle(l.sentForLaw(sent), at)
-		cut = ev != ""
-		ok, err := l.writeLaw(ctx, now, cut)
+		ev = l.law.Throttle(l.sentForLaw(sent), at)
+		ok, err := l.writeLaw(ctx, now, ev != "")
 		if err != nil {
-			l.failAlone(now, err, cut)
+			l.failAlone(now, err, ev)
 			return
 		}
 		if ok {
-			if cut {
+			if ev != "" {
 				l.stats.cuts.Add(1)
+				l.logLaw(ev)
 			}
 			return
 		}

@@ -40,19 +40,21 @@ func (l *Limiter) throttledAlone(sent, now time.Time) {
 	}
 	defer l.unlockLaw()
 	l.learnAlone(now)
-	if l.law.Throttle(l.sentForLaw(sent), l.redisTime(now)) != "" {
+	if ev := l.law.Throttle(l.sentForLaw(sent), l.redisTime(now)); ev != "" {
 		l.stats.cuts.Add(1)
+		l.logLaw(ev)
 	}
 	l.paceAlone()
 }
 
 // failAlone records a Redis failure at now while a throttle was being written; the law as this
-// process holds it already applied the throttle (cut reports that it cut), so from now on it
+// process holds it already applied the throttle (ev is what it did, "" nothing), so from now on it
 // paces the local fallback alone. The law is held.
-func (l *Limiter) failAlone(now time.Time, err error, cut bool) {
+func (l *Limiter) failAlone(now time.Time, err error, ev string) {
 	l.fail(now.UnixNano(), err)
-	if cut {
+	if ev != "" {
 		l.stats.cuts.Add(1)
+		l.logLaw(ev)
 	}
 	l.alone, l.lawAt = true, now.UnixNano()
 	l.paceAlone()
@@ -62,7 +64,7 @@ func (l *Limiter) failAlone(now time.Time, err error, cut bool) {
 func (l *Limiter) learnAlone(now time.Time) {
 	l.capLaw()
 	if n := l.aloneOK.Swap(0); n > 0 {
-		l.law.Admit(l.redisTime(now), n)
+		l.logLaw(l.law.Admit(l.redisTime(now), n)...)
 	}
 	l.alone, l.lawAt = true, now.UnixNano()
 	l.paceAlone()

@@ -307,8 +307,8 @@ func (l *Limiter) Reserve(now time.Time) (throttle.Reservation, error) {
 		return l.reserveLocal(now), nil
 	}
 	l.stats.redis.Add(1)
-	if l.downUntil.Load() != 0 {
-		l.downUntil.Store(0)
+	if l.downUntil.Load() != 0 && l.downUntil.Swap(0) != 0 {
+		l.logUp()
 	}
 	if recovering {
 		l.local.Store(false)
@@ -415,7 +415,9 @@ func (l *Limiter) learnRate(p paceReply) *paceGen {
 // fail records a failed Redis call at t (ns) and keeps away from Redis for the recheck period.
 func (l *Limiter) fail(t int64, err error) {
 	l.noteError(err)
-	l.downUntil.Store(t + int64(l.cfg.recheck))
+	if l.downUntil.Swap(t+int64(l.cfg.recheck)) == 0 {
+		l.logDown(err)
+	}
 }
 
 // noteError counts a failed Redis call and keeps its error for Stats.

@@ -2,6 +2,7 @@ package redisthrottle
 
 import (
 	"fmt"
+	"log/slog"
 	"math"
 	"net/http"
 	"time"
@@ -70,6 +71,7 @@ type config struct {
 	statuses []int
 	pauseMin time.Duration
 	forget   time.Duration
+	logger   *slog.Logger
 }
 
 func defaultConfig() config {
@@ -265,4 +267,12 @@ func WithForget(d time.Duration) Option {
 		c.forget = d
 		return nil
 	})
+}
+
+// WithLogger logs what the limiter does on l: at Warn level when Redis becomes unreachable (with
+// the error, and the local pace the fallback takes), at Info level when it answers again, and, for
+// a learning limiter, every step of the shared law that this process makes (a cut, a search step,
+// a probe; "KEY: DETAIL", as learn.WithLogger) at Debug level. A nil l logs nothing (the default).
+func WithLogger(l *slog.Logger) Option {
+	return optionFunc(func(c *config) error { c.logger = l; return nil })
 }

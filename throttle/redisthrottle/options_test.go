@@ -93,7 +93,7 @@ func TestClientOptions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.Addr != "127.0.0.1:6390" || o.DB != 3 || !o.ContextTimeoutEnabled || o.DialerRetries != 1 {
+	if o.Addr != "127.0.0.1:6390" || o.DB != 3 || !o.ContextTimeoutEnabled || o.DialerRetries != 1 || o.MaxRetries != 1 {
 		t.Errorf("options %+v", o)
 	}
 	if _, err := ClientOptions("http://nope"); !errors.Is(err, ErrInvalidOption) {
