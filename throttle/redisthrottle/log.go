@@ -14,7 +14,7 @@ func (l *Limiter) logLaw(events ...string) {
 	}
 	for _, ev := range events {
 		if ev != "" {
-			lg.Debug(l.keys[0]+": "+ev, "state", l.law.State(), "pace", l.law.Rate(), "alone", l.alone)
+			lg.Debug(l.keys[0]+": "+ev, "state", l.law.State(), "pace", l.law.Rate(), "alone", l.alone, "process", l.id)
 		}
 	}
 }

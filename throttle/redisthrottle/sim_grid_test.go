@@ -3,6 +3,7 @@ package redisthrottle
 import (
 	"flag"
 	"fmt"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -97,6 +98,15 @@ func TestSharedOne(t *testing.T) {
 			t.Logf("%9.3fs %-6s %.3f", at.Seconds(), what, rate)
 		}
 		defer func() { simTrace = nil }()
+		c.opts = append(c.opts, WithLogger(slog.New(slog.NewTextHandler(tWriter{t}, &slog.HandlerOptions{
+			Level: slog.LevelDebug,
+			ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+				if a.Key == slog.TimeKey {
+					return slog.Attr{}
+				}
+				return a
+			},
+		}))))
 	}
 	url := redisURL(t)
 	for seed := range uint64(3) {
@@ -104,4 +114,12 @@ func TestSharedOne(t *testing.T) {
 		r := runSim(t, url, fmt.Sprintf("one-%s-%d", strings.ReplaceAll(*sharedOne, ",", "-"), seed), c)
 		t.Logf("seed %d: %.3fx  429s %5.2f%% (%d of %d)  lost %d  rates %.2f", seed, r.ratio(c), 100*r.share(), r.throttled, r.attempts, r.lost, r.rates)
 	}
+}
+
+// tWriter writes a test's log lines.
+type tWriter struct{ t *testing.T }
+
+func (w tWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
 }

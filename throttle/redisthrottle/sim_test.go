@@ -1,6 +1,7 @@
 package redisthrottle
 
 import (
+	"fmt"
 	"container/heap"
 	"math/rand/v2"
 	"net/http"
@@ -169,6 +170,7 @@ func runSim(t *testing.T, url, key string, c simConfig) simResult {
 	for range c.processes {
 		rdb := newClient(t, url)
 		l := mustNew(t, redis.UniversalClient(rdb), key, c.opts...)
+		l.id = fmt.Sprintf("p%d", len(procs))
 		procs = append(procs, &simProcess{l: l, waiting: map[*simWorker]bool{}, gen: l.pace.Load()})
 	}
 	issued := min(c.n, c.processes*c.workers)
@@ -219,8 +221,14 @@ func runSim(t *testing.T, url, key string, c simConfig) simResult {
 				a = alg2
 			}
 			d := a.Decide(&st, now, 1)
-			if simTrace != nil && r.admitted < 30 {
-				simTrace(now.Sub(start), "arrive", float64(r.admitted))
+			if simTrace != nil {
+				pi := 0
+				for i, p := range procs {
+					if p == w.p {
+						pi = i
+					}
+				}
+				simTrace(now.Sub(start), fmt.Sprintf("arrive p%d booked %.3f sent %.3f", pi, w.reservedAt.Sub(start).Seconds(), w.sentAt.Sub(start).Seconds()), float64(r.admitted))
 			}
 			resp := &http.Response{StatusCode: http.StatusOK, Header: http.Header{}}
 			if d.Allowed {
