@@ -1,8 +1,8 @@
 package redisthrottle
 
 import (
-	"fmt"
 	"container/heap"
+	"fmt"
 	"math/rand/v2"
 	"net/http"
 	"testing"
