@@ -174,7 +174,7 @@ func (l *Limiter) writeLaw(ctx context.Context, now time.Time, cut bool) (bool, 
 	}
 	res, err := lawScript.Run(ctx, l.client, l.keys[:1], l.scriptNow(now), l.lawV, state, l.law.Rate(),
 		startup, c, l.cfg.forget.Milliseconds(), l.seed).Int64Slice()
-	if err == nil && (len(res) < 2 || res[0] == 1 && len(res) != 5) {
+	if err == nil && (len(res) < 2 || res[0] == 1 && len(res) != 7) {
 		err = errUnexpectedReply
 	}
 	if err != nil {
@@ -189,7 +189,7 @@ func (l *Limiter) writeLaw(ctx context.Context, now time.Time, cut bool) (bool, 
 	}
 	l.learnRate(paceReply{
 		redisNow: res[4], rate: float64(res[2]) / 1e6,
-		at:  now.Add(-time.Duration(res[3]) * time.Microsecond),
+		g: res[4] - res[3], at: now.Add(-time.Duration(res[3]) * time.Microsecond), vg: res[5], vs: res[6],
 		cut: l.lawCV, cutAt: now.Add(-time.Duration(res[4]-l.lawCV) * time.Microsecond),
 		heardAt: now,
 	})

@@ -208,11 +208,15 @@ func TestCutHoldsWaitingReservations(t *testing.T) {
 	for i := range 20 {
 		attempt(t, a, time.Duration(i)*time.Millisecond, time.Millisecond, ok200)
 	}
-	// b books at the startup's pace (thousands a second) until a slot is due after the cut (at
-	// 22.02 ms, off the slots' grid): the first, less than an old spacing after it, which the new
-	// pace alone would move to less than a new spacing after it.
+	// a books the request that will draw the throttle; then b books at the startup's pace
+	// (thousands a second) until a slot is due after the cut (at 22.02 ms, off the slots' grid):
+	// the first, less than an old spacing after it, which the new pace alone would move to less
+	// than a new spacing after it.
+	if _, err := a.Reserve(epoch.Add(21 * time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
 	cutAt := epoch.Add(22*time.Millisecond + 20*time.Microsecond)
-	booked := epoch.Add(20 * time.Millisecond)
+	booked := epoch.Add(21 * time.Millisecond)
 	var waiting throttle.Reservation
 	for i := 0; ; i++ {
 		r, err := b.Reserve(booked)
@@ -227,7 +231,7 @@ func TestCutHoldsWaitingReservations(t *testing.T) {
 			t.Fatal("b's slots are not booked ahead at the startup's pace")
 		}
 	}
-	attempt(t, a, 21*time.Millisecond, cutAt.Sub(epoch)-21*time.Millisecond, throttled429)
+	a.ObserveAttempt(epoch.Add(21*time.Millisecond), cutAt, throttled429, nil)
 	spacing := time.Duration(math.Ceil(1e9 / storedLaw(t, a).Rate()))
 	changed := waiting.Changed()
 	now := epoch.Add(23 * time.Millisecond)

@@ -121,24 +121,26 @@ type Limiter struct {
 // faster than one process sending as much. Each process reports its successes with its next
 // reservation and applies them to the law there; it writes the law back (one more call, a
 // compare-and-set on the law's version) only when that makes an event or moves the pace by more
-// than 1%, and on every throttled response. When the shared pace changes, the slots booked beyond
-// now are re-spaced at the new pace in Redis, and each process moves its own waiting reservations
-// likewise when it next hears the pace (Reservation.Changed fires): a cold start that booked slots
-// at the initial rate does not have to sit them out once the server's rate is known.
+// than 1%, and on every throttled response. Slots are booked on a slot clock that runs at the shared
+// pace (docs/shared-learner.md): when the pace changes, every slot booked beyond now moves with it,
+// in Redis and in each process, which places its waiting reservations by the last clock it heard
+// (Reservation.Changed fires), whatever changes it missed; a cold start that booked slots at the
+// initial rate does not have to sit them out once the server's rate is known. A slot whose moment
+// passed while its process did not know of a faster pace is booked again (Stats.Lost).
 //
 // When Redis fails (an error, or no answer within WithTimeout, 50 ms by default), the limiter
 // serves reservations from a local GCRA at its share of the rate (WithFallbackShare) and tries
 // Redis again after WithRecheck (1 s). A learning limiter meanwhile learns alone: its successes
 // and throttles go to the law it holds, whose rate (capped by the declared one) the fallback
 // paces at, so a process that cannot reach Redis at all learns the server as one learner would;
-// when Redis answers again the shared state replaces it. Reserve never blocks longer than the timeout (the law's
-// advance shares the reservation's deadline, and one that runs out of it is left to the next
-// reservation) and never fails because of Redis. A reservation is due at the caller's time plus
+// when Redis answers again the shared state replaces it. Reserve never blocks longer than the
+// timeout (the law's advance shares the reservation's deadline, and one that runs out of it is
+// left to the next reservation) and never fails because of Redis. A reservation is due at the caller's time plus
 // the time the call took plus the delay Redis computed from its own clock, so the processes'
 // clocks need not agree and a request is never early.
 //
 // Cancel gives a reservation's slot back only while no later reservation of any process was
-// booked on the key and the schedule was not re-spaced since (it is the last one); otherwise the
+// booked on the key (it is the last one); otherwise the
 // slot is lost, which errs on the slow side. Giving back is one more Redis call with the same
 // deadline; when it fails the slot is lost too.
 //
@@ -295,7 +297,7 @@ func (l *Limiter) Reserve(now time.Time) (throttle.Reservation, error) {
 	if l.nowMicros != nil {
 		took = 0
 	}
-	if err == nil && len(res) != 10 {
+	if err == nil && len(res) != 12 {
 		err = errUnexpectedReply
 	}
 	if err != nil {
@@ -316,26 +318,28 @@ func (l *Limiter) Reserve(now time.Time) (throttle.Reservation, error) {
 	if res[4] > 0 {
 		l.live.Store(res[4])
 	}
-	var gen *paceGen
+	end := now.Add(took)
+	r := &reservation{l: l, due: end.Add(time.Duration(res[0]) * time.Microsecond), booked: res[1], slot: res[2]}
+	r.told = r.due
 	if !l.cfg.known {
 		// Redis read its clock during the call: its time less the call's end errs by at most the
 		// call's round trip, inside the jitter margin the law allows a send time.
-		l.offset.Store(res[7]*int64(time.Microsecond) - now.Add(took).UnixNano())
-		gen = l.learnRate(paceReply{
+		l.offset.Store(res[7]*int64(time.Microsecond) - end.UnixNano())
+		l.learnRate(paceReply{
 			redisNow: res[7], rate: float64(res[3]) / 1e6,
-			at:  now.Add(-time.Duration(res[8]) * time.Microsecond),
-			cut: res[9], cutAt: now.Add(-time.Duration(res[7]-res[9]) * time.Microsecond),
-			heardAt: now.Add(took),
+			g: res[7] - res[8], at: end.Add(-time.Duration(res[8]) * time.Microsecond), vg: res[10], vs: res[11],
+			cut: res[9], cutAt: end.Add(-time.Duration(res[7]-res[9]) * time.Microsecond),
+			heardAt: end,
 		})
-		// The slot was booked at gen's pace; a pace the advance writes moves it like the others.
-		l.advance(ctx, now.Add(took), took, res[5], res[6])
+		// The slot is on the slot clock: a pace the advance writes moves it like the others.
+		r.slot, r.vs = slotMicros, res[11]
+		l.advance(ctx, end, took, res[5], res[6])
 	}
-	due := now.Add(took + time.Duration(res[0])*time.Microsecond)
-	l.noteDue(due.UnixNano())
+	l.noteDue(r.due.UnixNano())
 	if res[0] <= 0 {
 		return dueReservation{}, nil
 	}
-	return &reservation{l: l, due: due, booked: res[1], interval: res[2], gen: gen}, nil
+	return r, nil
 }
 
 // noteDue records the due time (ns) of a booked request, if it is the latest.
@@ -348,68 +352,83 @@ func (l *Limiter) noteDue(d int64) {
 	}
 }
 
-// paceGen is one generation of a learning limiter's shared rate, as this process heard it. A new
-// generation starts when the rate changes by more than moveThreshold; reservations booked in an
-// older one move (see reservation.Delay).
+// slotMicros is one slot on the slot clock, in µ-slots.
+const slotMicros = 1_000_000
+
+// paceGen is the slot clock of a learning limiter's shared schedule, as this process last heard it
+// (scripts.go): the clock read vg µ-slots at g and runs at rate, so a slot booked at n µ-slots is
+// due at at + (n - burst - vg)/rate. Every process places its waiting slots where Redis does, from
+// the last clock it heard, whatever changes it missed in between.
 type paceGen struct {
-	rate float64   // the shared rate
-	at   time.Time // when Redis took it (or cut the law), on this process's clock
+	rate float64   // the shared rate: µ-slots a µs, slots a second
+	g    int64     // when the clock last restarted (Redis µs)
+	at   time.Time // the same, on this process's clock
+	vg   int64     // the clock then (µ-slots)
+	vs   int64     // the state the clock belongs to (when it began, Redis µs; 0: none heard)
 	seen int64     // Redis's time of the reply it came from (µs): an older reply is stale
-	// hold is one spacing at rate when the generation is the first this process heard after a cut
-	// of the law (else 0): the slots beyond at move that much later, as in Redis.
-	hold    time.Duration
-	next    atomic.Pointer[paceGen] // the generation after this one, nil while current
-	changed chan struct{}           // closed when next is set
+	// heard is when this process heard of the clock (see reservation.Delay).
+	heard time.Time
+	// vcut, when the clock restarted at a cut of the law, is the position it had reached then
+	// (vg plus the one slot the hold moved it back): a slot before it was due before the cut.
+	vcut int64
+	// changed is closed when a later clock moves the waiting slots by more than moveThreshold of
+	// the pace, or holds them after a cut (a small change of pace is followed silently: a waiter
+	// wakes at its old time and looks again).
+	changed chan struct{}
+}
+
+// due is when the slot booked at booked µ-slots (with a burst of one) is due by this clock.
+func (g *paceGen) due(booked int64) time.Time {
+	return g.at.Add(time.Duration(math.Ceil(float64(booked-slotMicros-g.vg) / g.rate * 1e3)))
 }
 
 // paceReply is what one reply from Redis says of the shared pace, on this process's clock.
 type paceReply struct {
 	redisNow int64     // Redis's time of the reply (µs): orders replies
 	rate     float64   // the pace slots are booked at
-	at       time.Time // when Redis took that pace
+	g        int64     // when the slot clock last restarted (Redis µs)
+	at       time.Time // the same, on this process's clock
+	vg, vs   int64     // the slot clock then, and its state
 	cut      int64     // when the law last cut (Redis µs; 0: never)
 	cutAt    time.Time // the same, on this process's clock
 	heardAt  time.Time // when this process heard the reply
 }
 
-// learnRate records the shared pace a reply from Redis carried and returns the current
-// generation. A new generation starts when the pace moved by more than moveThreshold, or when the
-// reply is the first this process heard of a cut of the law: that generation holds the waiting
-// reservations one spacing, as the cut held the slots in Redis, even when the pace itself did not
-// move (a declared cap below the law's rate). A reply older than the current generation's is stale
-// and changes nothing.
-func (l *Limiter) learnRate(p paceReply) *paceGen {
-	cur := l.pace.Load()
-	if p.redisNow < cur.seen {
-		return cur
+// learnRate records the slot clock a reply from Redis carried. Waiting reservations follow the
+// newest clock; they are told (Reservation.Changed) when the pace moved by more than
+// moveThreshold, when the state is another, or when the reply is the first this process heard of
+// a cut of the law (the cut held the slots one spacing). A reply older than the clock held is
+// stale and changes nothing.
+func (l *Limiter) learnRate(p paceReply) {
+	same := func(cur *paceGen) bool {
+		return p.g == cur.g && p.vg == cur.vg && p.vs == cur.vs && p.rate == cur.rate
 	}
-	if !l.cutIsNews(p.cut) && math.Abs(p.rate-cur.rate) <= moveThreshold*cur.rate {
-		l.rate.Store(math.Float64bits(p.rate))
-		return cur
+	if cur := l.pace.Load(); p.redisNow < cur.seen || (same(cur) && !l.cutIsNews(p.cut)) {
+		return
 	}
 	l.paceMu.Lock()
 	defer l.paceMu.Unlock()
-	cur = l.pace.Load()
-	if p.redisNow < cur.seen {
-		return cur
+	cur := l.pace.Load()
+	news := l.cutIsNews(p.cut)
+	if p.redisNow < cur.seen || (same(cur) && !news) {
+		return
 	}
 	l.rate.Store(math.Float64bits(p.rate))
-	news := l.cutIsNews(p.cut)
-	if !news && math.Abs(p.rate-cur.rate) <= moveThreshold*cur.rate {
-		return cur
+	g := &paceGen{rate: p.rate, g: p.g, at: p.at, vg: p.vg, vs: p.vs, seen: p.redisNow, heard: p.heardAt, vcut: math.MinInt64, changed: cur.changed}
+	if p.cut != 0 && p.cut == p.g {
+		g.vcut = p.vg + slotMicros
 	}
-	g := &paceGen{rate: p.rate, at: p.at, seen: p.redisNow, changed: make(chan struct{})}
 	if news {
 		l.heard.Store(&cutHeard{cut: p.cut, at: p.heardAt.UnixNano()})
-		g.hold = time.Duration(math.Ceil(1e9 / p.rate))
-		if p.cutAt.After(g.at) {
-			g.at = p.cutAt
-		}
 	}
-	cur.next.Store(g)
+	signal := news || p.vs != cur.vs || math.Abs(p.rate-cur.rate) > moveThreshold*cur.rate
+	if signal {
+		g.changed = make(chan struct{})
+	}
 	l.pace.Store(g)
-	close(cur.changed)
-	return g
+	if signal {
+		close(cur.changed)
+	}
 }
 
 // fail records a failed Redis call at t (ns) and keeps away from Redis for the recheck period.
@@ -460,38 +479,71 @@ func (l *Limiter) reserveLocal(now time.Time) throttle.Reservation {
 }
 
 // reservation is one request booked in Redis. With a known rate its slot never moves; a learning
-// limiter's reservation moves with the shared rate.
+// limiter's slot is on the slot clock and moves with the shared rate.
 type reservation struct {
-	l        *Limiter
-	due      time.Time // as booked
-	booked   int64     // the booked slot t (µs, Redis time)
-	interval int64     // its interval (µs)
-	gen      *paceGen  // the pace generation it was booked in (nil: known rate)
-	once     sync.Once
+	l      *Limiter
+	due    time.Time // as booked
+	booked int64     // the booked slot: t (µs, known rate) or vt (µ-slots, learning)
+	slot   int64     // one slot in booked's unit
+	vs     int64     // learning: the state the slot clock belongs to (0: known rate)
+	once   sync.Once
+	mu     sync.Mutex // guards due, booked, slot, vs and told (a missed slot is booked again)
+	told   time.Time  // learning: the due time Delay last reported
 }
 
-// Delay reports how long after now the request must wait. A learning limiter's reservation that
-// is still waiting when the shared rate changes moves as the schedule in Redis was re-spaced: from
-// the moment Redis took the new rate, the rest of its wait is scaled by old rate / new rate, and
-// after a cut it is one new spacing longer (the law's hold).
+// Delay reports how long after now the request must wait. A learning limiter's reservation is due
+// when the slot clock, as this process last heard it, reaches its slot: it moves as the schedule in
+// Redis does when the shared rate changes (and one new spacing later after a cut, the law's hold).
+// A slot of a state Redis forgot keeps the time it was booked for.
+//
+// A slot that the clock this process heard last has due before the moment it heard of it, while
+// the clock it knew before had it due later, was missed: the pace rose while this process waited
+// on the slower schedule it knew, and the slot's moment passed unused. Sent now, it would go
+// beside the slot due then, in a pair the schedule never booked (and the missed slots of every
+// process at once); so a missed slot is booked again (one more call, within the limiter's
+// timeout, counted as lost), behind the requests already in line. So is a slot still waiting that
+// was due before the law's last cut, which the clock's hold would place less than a spacing after
+// the cut. A waiter that is merely late (its slot was due before the clock changed, by both
+// clocks, and no cut came between) sends at once.
 func (r *reservation) Delay(now time.Time) time.Duration {
-	due := r.due
-	if r.gen != nil {
-		rate := 1e6 / float64(r.interval)
-		for g := r.gen.next.Load(); g != nil; g = g.next.Load() {
-			if due.After(g.at) {
-				due = g.at.Add(time.Duration(math.Ceil(float64(due.Sub(g.at))*rate/g.rate)) + g.hold)
-			}
-			rate = g.rate
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	due := r.dueLocked()
+	if r.vs != 0 {
+		if g := r.l.pace.Load(); g.vs == r.vs && (due.Before(g.heard) && r.told.After(g.heard) || r.booked-slotMicros < g.vcut) {
+			r.l.stats.lost.Add(1)
+			r.rebookLocked(now)
+			due = r.dueLocked()
 		}
+		r.told = due
 	}
 	return max(due.Sub(now), 0)
 }
 
-// Changed returns a channel closed when the shared rate next changes (learning limiters), or nil
-// with a known rate.
+// dueLocked is when the reservation is due; r.mu is held.
+func (r *reservation) dueLocked() time.Time {
+	if r.vs != 0 {
+		if g := r.l.pace.Load(); g.vs == r.vs {
+			return g.due(r.booked)
+		}
+	}
+	return r.due
+}
+
+// rebookLocked books the reservation's request again at now; r.mu is held.
+func (r *reservation) rebookLocked(now time.Time) {
+	nr, _ := r.l.Reserve(now) // never fails
+	if x, ok := nr.(*reservation); ok {
+		r.due, r.booked, r.slot, r.vs = x.due, x.booked, x.slot, x.vs
+		return
+	}
+	r.due, r.vs = now.Add(nr.Delay(now)), 0 // due at once, or from the local fallback
+}
+
+// Changed returns a channel closed when the shared rate next moves the reservation (learning
+// limiters), or nil with a known rate.
 func (r *reservation) Changed() <-chan struct{} {
-	if r.gen == nil {
+	if r.vs == 0 {
 		return nil
 	}
 	return r.l.pace.Load().changed
@@ -500,17 +552,27 @@ func (r *reservation) Changed() <-chan struct{} {
 // Cancel gives the slot back in Redis if no later one was booked; a no-op once due or when called
 // again.
 func (r *reservation) Cancel(now time.Time) {
-	if r.Delay(now) == 0 {
+	r.mu.Lock()
+	due, booked, slot, vs := r.dueLocked(), r.booked, r.slot, r.vs
+	r.mu.Unlock()
+	if !due.After(now) {
 		return
 	}
-	r.once.Do(func() { r.l.cancel(now, r.booked, r.interval) })
+	if vs == 0 && !r.l.cfg.known {
+		return // booked again with the local fallback: nothing in Redis to give back
+	}
+	r.once.Do(func() { r.l.cancel(now, booked, slot) })
 }
 
 // cancel runs the cancel script.
-func (l *Limiter) cancel(now time.Time, booked, interval int64) {
+func (l *Limiter) cancel(now time.Time, booked, slot int64) {
 	ctx, cancel := context.WithTimeout(context.Background(), l.cfg.timeout)
 	defer cancel()
-	n, err := cancelScript.Run(ctx, l.client, l.keys[:1], booked, interval).Int64()
+	field := "vt"
+	if l.cfg.known {
+		field = "t"
+	}
+	n, err := cancelScript.Run(ctx, l.client, l.keys[:1], booked, slot, field).Int64()
 	switch {
 	case err != nil:
 		l.fail(now.UnixNano(), err)

@@ -95,7 +95,7 @@ func TestSharedOne(t *testing.T) {
 	c.jitter, c.burst = c.rtt/2, burst
 	if *sharedTrace {
 		simTrace = func(at time.Duration, what string, rate float64) {
-			t.Logf("%9.3fs %-6s %.3f", at.Seconds(), what, rate)
+			t.Logf("%10.6fs %-6s %.3f", at.Seconds(), what, rate)
 		}
 		defer func() { simTrace = nil }()
 		c.opts = append(c.opts, WithLogger(slog.New(slog.NewTextHandler(tWriter{t}, &slog.HandlerOptions{

@@ -228,7 +228,7 @@ func runSim(t *testing.T, url, key string, c simConfig) simResult {
 						pi = i
 					}
 				}
-				simTrace(now.Sub(start), fmt.Sprintf("arrive p%d booked %.3f sent %.3f", pi, w.reservedAt.Sub(start).Seconds(), w.sentAt.Sub(start).Seconds()), float64(r.admitted))
+				simTrace(now.Sub(start), fmt.Sprintf("arrive p%d booked %.6f sent %.6f", pi, w.reservedAt.Sub(start).Seconds(), w.sentAt.Sub(start).Seconds()), float64(r.admitted))
 			}
 			resp := &http.Response{StatusCode: http.StatusOK, Header: http.Header{}}
 			if d.Allowed {

@@ -20,7 +20,8 @@ type Stats struct {
 	// Cuts counts the throttled responses of this process that cut the rate (shared or local).
 	Cuts int64
 	// Returned counts cancelled reservations whose slot was given back; Lost those whose slot
-	// could not be (a later one had been booked, or Redis failed).
+	// could not be (a later one had been booked, or Redis failed), and missed slots booked again
+	// (a pace that rose while this process did not know of it made them due before it heard).
 	Returned, Lost int64
 	// LastError is the last Redis failure, or nil.
 	LastError error
