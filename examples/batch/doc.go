@@ -188,7 +188,7 @@
 // with the keys requests, succeeded, failed, throttled_responses, retries, elapsed_s and rate_rps
 // always present, and cancelled, skipped, output, records, failure_reasons, known_rate_rps, known_quota,
 // known_counter, paced_rate_rps, server_limit_rps, physical_limit_s, server_requests, server_throttled and shared
-// (-shared: processes, pace_rps, redis_reservations, local_reservations, lost_slots, redis_errors,
+// (-shared: processes, peak_processes, pace_rps, redis_reservations, local_reservations, lost_slots, redis_errors,
 // last_error) when they apply. A progress bar is drawn on stderr when stderr is a terminal, and never otherwise: the
 // requests done, the rate, the elapsed time and the ETA, and the throttled answers so far.
 //

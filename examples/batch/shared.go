@@ -93,9 +93,11 @@ func (s *shared) close() { _ = s.rdb.Close() }
 // sharedReport is what the processes' shared quota did for this process, after a run.
 type sharedReport struct {
 	// Processes is the number of processes Redis last counted on the quota (see
-	// redisthrottle.LiveWindow); PaceRPS the shared pace at the end.
-	Processes int     `json:"processes"`
-	PaceRPS   float64 `json:"pace_rps"`
+	// redisthrottle.LiveWindow), PeakProcesses the most it counted at once during the run (one
+	// that finished drops out of the count after LiveWindow); PaceRPS the shared pace at the end.
+	Processes     int     `json:"processes"`
+	PeakProcesses int     `json:"peak_processes"`
+	PaceRPS       float64 `json:"pace_rps"`
 	// RedisReservations were booked in Redis, LocalReservations by the local fallback while Redis
 	// was unreachable.
 	RedisReservations int64 `json:"redis_reservations"`
@@ -116,6 +118,7 @@ func (s *shared) report() *sharedReport {
 	for _, l := range s.lims {
 		ls := l.Stats()
 		r.PaceRPS, r.Processes = round(ls.Rate, 2), max(r.Processes, ls.Processes)
+		r.PeakProcesses = max(r.PeakProcesses, ls.PeakProcesses)
 		r.RedisReservations += ls.Redis
 		r.LocalReservations += ls.Fallback
 		r.LostSlots += ls.Lost
@@ -133,11 +136,15 @@ func (s *shared) report() *sharedReport {
 func (s *shared) describe(w io.Writer) {
 	r := s.report()
 	processes := "processes"
-	if r.Processes == 1 {
+	if r.PeakProcesses == 1 {
 		processes = "process"
 	}
-	fmt.Fprintf(w, "batch: shared quota at %s: %d %s, shared pace %.1f req/s; %d reservations from Redis, %d local, %d slots lost",
-		s.url, r.Processes, processes, r.PaceRPS, r.RedisReservations, r.LocalReservations, r.LostSlots)
+	fmt.Fprintf(w, "batch: shared quota at %s: %d %s", s.url, r.PeakProcesses, processes)
+	if r.Processes != r.PeakProcesses {
+		fmt.Fprintf(w, " (%d at the end)", r.Processes)
+	}
+	fmt.Fprintf(w, ", shared pace %.1f req/s; %d reservations from Redis, %d local, %d slots lost",
+		r.PaceRPS, r.RedisReservations, r.LocalReservations, r.LostSlots)
 	if r.RedisErrors > 0 {
 		fmt.Fprintf(w, " (%d failed Redis calls, the last: %s)", r.RedisErrors, r.LastError)
 	}

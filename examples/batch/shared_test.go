@@ -60,6 +60,7 @@ func TestSharedInProcess(t *testing.T) {
 	assert.Equal(t, 40, s.Succeeded)
 	require.NotNil(t, s.Shared, "-json reports the shared quota")
 	assert.Equal(t, 1, s.Shared.Processes)
+	assert.Equal(t, 1, s.Shared.PeakProcesses)
 	assert.Equal(t, int64(40), s.Shared.RedisReservations+s.Shared.LocalReservations)
 	assert.InDelta(t, 200*(1-defaultMargin), s.Shared.PaceRPS, 0.01)
 }

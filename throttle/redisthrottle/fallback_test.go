@@ -27,8 +27,8 @@ func TestFallbackWhenRedisStops(t *testing.T) {
 		}
 	}
 	l := ls[2]
-	if l.Stats().Processes != 3 {
-		t.Fatalf("processes %d, want 3", l.Stats().Processes)
+	if s := l.Stats(); s.Processes != 3 || s.PeakProcesses != 3 {
+		t.Fatalf("processes %d (peak %d), want 3", s.Processes, s.PeakProcesses)
 	}
 	srv.Stop()
 

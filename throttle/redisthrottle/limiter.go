@@ -47,6 +47,7 @@ type Limiter struct {
 	advertise atomic.Uint64 // float64 bits: the server's advertised rate after headroom, 0 none
 	rate      atomic.Uint64 // float64 bits: the last shared rate (or the local one while down)
 	live      atomic.Int64  // live processes last counted in Redis (0: never counted)
+	peak      atomic.Int64  // the most live processes counted at once
 	lastReg   atomic.Int64  // ns on the caller's clock of the last registration
 	downUntil atomic.Int64  // ns on the caller's clock until which Redis is not tried
 	lastDue   atomic.Int64  // ns on the caller's clock: the latest due time of a booked request
@@ -317,6 +318,8 @@ func (l *Limiter) Reserve(now time.Time) (throttle.Reservation, error) {
 	}
 	if res[4] > 0 {
 		l.live.Store(res[4])
+		for p := l.peak.Load(); res[4] > p && !l.peak.CompareAndSwap(p, res[4]); p = l.peak.Load() {
+		}
 	}
 	end := now.Add(took)
 	r := &reservation{l: l, due: end.Add(time.Duration(res[0]) * time.Microsecond), booked: res[1], slot: res[2]}

@@ -9,6 +9,9 @@ type Stats struct {
 	// Processes is the number of processes that used the key in the last LiveWindow, as last
 	// counted in Redis (0 before the limiter first reached Redis).
 	Processes int
+	// PeakProcesses is the most processes counted at once since the limiter was created (a
+	// process that finished drops out of Processes after LiveWindow).
+	PeakProcesses int
 	// Redis counts reservations booked in Redis.
 	Redis int64
 	// Fallback counts reservations booked with the local fallback because Redis was unreachable.
@@ -38,15 +41,16 @@ func (l *Limiter) Stats() Stats {
 	err := l.lastErr
 	l.errMu.Unlock()
 	return Stats{
-		Rate:      l.Rate(),
-		Processes: int(l.live.Load()),
-		Redis:     l.stats.redis.Load(),
-		Fallback:  l.stats.fallback.Load(),
-		Errors:    l.stats.errors.Load(),
-		Throttles: l.stats.throttles.Load(),
-		Cuts:      l.stats.cuts.Load(),
-		Returned:  l.stats.returned.Load(),
-		Lost:      l.stats.lost.Load(),
-		LastError: err,
+		Rate:          l.Rate(),
+		Processes:     int(l.live.Load()),
+		PeakProcesses: int(l.peak.Load()),
+		Redis:         l.stats.redis.Load(),
+		Fallback:      l.stats.fallback.Load(),
+		Errors:        l.stats.errors.Load(),
+		Throttles:     l.stats.throttles.Load(),
+		Cuts:          l.stats.cuts.Load(),
+		Returned:      l.stats.returned.Load(),
+		Lost:          l.stats.lost.Load(),
+		LastError:     err,
 	}
 }
