@@ -134,10 +134,11 @@ func (l *Limiter) unapplied(sc int64) int64 {
 
 // readLaw replaces the law with the state in Redis and returns the successes reported so far. A
 // state that is unreadable (another format) reads as a fresh law. A missing one (a new key, or one
-// Redis forgot: it expired, or Redis restarted without it) reads as a fresh law too, unless the law
-// this process holds has learned something within WithForget: then it is kept, and written as the
-// new state (it seeds it), so that a Redis restart or an outage from the start does not send every
-// process back to the startup. The round trip this process measured is kept either way. now is
+// Redis forgot: it expired, or Redis restarted without it) reads as a fresh law too, unless this
+// process read or wrote the shared law within WithForget: then that law is restored, and written
+// as the new state (it seeds it), so that a Redis restart does not send every process back to the
+// startup. (Not a law learned alone meanwhile: it saw this process's share of the traffic, and
+// would seed every process with a fraction of the rate.) The round trip this process measured is kept either way. now is
 // the caller's clock. The law is held; the caller records a failure.
 func (l *Limiter) readLaw(ctx context.Context, now time.Time) (sc int64, err error) {
 	vals, err := l.client.HMGet(ctx, l.keys[0], "law", "lv", "sc", "cv").Result()
@@ -151,12 +152,15 @@ func (l *Limiter) readLaw(ctx context.Context, now time.Time) (sc int64, err err
 	lv, sc := intOf(vals[1]), intOf(vals[2])
 	l.seed = 0
 	switch {
-	case state == "" && lv == 0 && l.law.Successes() > 0 && now.UnixNano()-l.lawAt < int64(l.cfg.forget):
+	case state == "" && lv == 0 && l.shared != nil && now.UnixNano()-l.sharedAt < int64(l.cfg.forget) &&
+		l.law.UnmarshalBinary(l.shared) == nil && l.law.Successes() > 0:
 		l.seed = l.law.Successes() - sc // the successes counted so far are the forgotten state's
 	case state == "" || l.law.UnmarshalBinary([]byte(state)) != nil:
 		l.law.Reset()
+	default:
+		l.shared, l.sharedAt = []byte(state), now.UnixNano()
 	}
-	l.lawV, l.lawCV, l.lawRate, l.alone, l.lawAt = lv, intOf(vals[3]), l.law.Rate(), false, now.UnixNano()
+	l.lawV, l.lawCV, l.lawRate, l.alone = lv, intOf(vals[3]), l.law.Rate(), false
 	return sc, nil
 }
 
@@ -183,7 +187,7 @@ func (l *Limiter) writeLaw(ctx context.Context, now time.Time, cut bool) (bool, 
 	if res[0] != 1 {
 		return false, nil
 	}
-	l.lawV, l.lawRate, l.seed, l.lawAt = res[1], l.law.Rate(), 0, now.UnixNano()
+	l.lawV, l.lawRate, l.seed, l.shared, l.sharedAt = res[1], l.law.Rate(), 0, state, now.UnixNano()
 	if cut {
 		l.lawCV = res[4]
 	}

@@ -56,7 +56,7 @@ func (l *Limiter) failAlone(now time.Time, err error, ev string) {
 		l.stats.cuts.Add(1)
 		l.logLaw(ev)
 	}
-	l.alone, l.lawAt = true, now.UnixNano()
+	l.alone = true
 	l.paceAlone()
 }
 
@@ -66,7 +66,7 @@ func (l *Limiter) learnAlone(now time.Time) {
 	if n := l.aloneOK.Swap(0); n > 0 {
 		l.logLaw(l.law.Admit(l.redisTime(now), n)...)
 	}
-	l.alone, l.lawAt = true, now.UnixNano()
+	l.alone = true
 	l.paceAlone()
 }
 

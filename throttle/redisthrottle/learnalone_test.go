@@ -119,3 +119,33 @@ func TestForgottenStateIsSeeded(t *testing.T) {
 		t.Errorf("the law as b holds it applied %d successes, want %d: the seed's and the two reported since", got, seeded.Successes()+2)
 	}
 }
+
+// TestLawLearnedAloneDoesNotSeed: after an outage in which Redis lost the state, the process seeds
+// it with the shared law it last read or wrote, not with what it learned alone meanwhile (one
+// process's share of the traffic: its throttles cut a rate it never sent alone).
+func TestLawLearnedAloneDoesNotSeed(t *testing.T) {
+	srv := redistest.Start(t)
+	c := newClient(t, srv.URL())
+	a := mustNew(t, c, "aloneseed", WithRecheck(time.Second))
+	const rtt = 10 * time.Millisecond
+	for i := range 10 {
+		attempt(t, a, time.Duration(i)*20*time.Millisecond, rtt, ok200)
+	}
+	attempt(t, a, 200*time.Millisecond, rtt, throttled429)
+	shared := storedLaw(t, a)
+	srv.Stop() // Redis restarts without its data
+	for i := range 3 {
+		at := time.Duration(300+100*i) * time.Millisecond
+		a.Reserve(epoch.Add(at))
+		a.ObserveAttempt(epoch.Add(at), epoch.Add(at+rtt), throttled429, nil)
+	}
+	if got := a.Rate(); got >= shared.Rate() {
+		t.Fatalf("alone, three throttles left the pace at %v/s, the shared law's %v/s: want cut", got, shared.Rate())
+	}
+	srv.Restart()
+	attempt(t, a, 2*time.Second, rtt, ok200) // after the recheck period: Redis again, the state gone
+	seeded := storedLaw(t, a)
+	if seeded.State() != shared.State() || !near(seeded.Rate(), shared.Rate()) {
+		t.Fatalf("seeded with %s at %v/s; want the shared law a last wrote, %s at %v/s", seeded.State(), seeded.Rate(), shared.State(), shared.Rate())
+	}
+}

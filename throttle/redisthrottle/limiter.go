@@ -56,7 +56,7 @@ type Limiter struct {
 	// law's times are Redis's (docs/shared-learner.md).
 	offset atomic.Int64
 
-	// lawSem, a semaphore of one, guards law, lawV, lawCV, lawRate, alone, lawAt and seed; it is taken within a
+	// lawSem, a semaphore of one, guards law, lawV, lawCV, lawRate, alone, shared, sharedAt and seed; it is taken within a
 	// deadline (lockLaw) and never held across a call that waits for a request.
 	lawSem chan struct{}
 	law    *learn.RateLaw // the shared rate law as last read or written (learning limiters), advanced by what this process saw since
@@ -68,9 +68,11 @@ type Limiter struct {
 	// alone reports that the law learned from this process's evidence alone while Redis was
 	// unreachable (learnalone.go): the next advance reads the shared state again.
 	alone bool
-	// lawAt is when the law last learned, or was read or written (ns, the caller's clock): a law
-	// older than WithForget does not seed a forgotten state.
-	lawAt int64
+	// shared is the law as this process last read it from Redis or wrote it there (encoded), and
+	// sharedAt when (ns, the caller's clock): it seeds a state Redis forgot, unless older than
+	// WithForget. Not the law learned alone: that one saw one process's share of the traffic.
+	shared   []byte
+	sharedAt int64
 	// seed is the law's count of successes less Redis's count when the law was kept to seed a
 	// forgotten state (readLaw), until the seed is written; 0 otherwise.
 	seed int64
