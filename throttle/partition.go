@@ -39,7 +39,8 @@ type partition struct {
 }
 
 // pause extends the key's pause to until (nanoseconds since the epoch) and wakes the waiters that
-// hold limiter reservations, so they give them back and hold back too. An earlier until is ignored.
+// hold limiter reservations, so that those due before until give them back and hold back too. An
+// earlier until is ignored.
 func (p *partition) pause(until int64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -107,8 +107,9 @@ func (t *Throttle) Wait(ctx context.Context, key string) error {
 	return err
 }
 
-// Pause holds back every request for key until the instant until: requests that are waiting give
-// their limiter reservations back and wait, and new ones wait too. A later until extends the
+// Pause holds back every request for key until the instant until: requests waiting on a limiter
+// reservation that would come due before until give it back and wait, the others keep their place,
+// and new ones wait too. A later until extends the
 // pause; an earlier one never shortens it (SetPause does); a time in the past does nothing. Pause
 // is not bounded by WithMaxPause. Pause creates the key's partition when needed; if the Throttle
 // is full of busy keys (see WithMaxKeys) the pause is dropped.
@@ -300,7 +301,7 @@ func (t *Throttle) waitBlocked(ctx context.Context, p *partition, maxWait time.D
 		}
 		if r.Delay(now) > 0 || p.pauseUntil.Load() > t.since(now) {
 			blocked = true
-			paused, late, err := await(ctx, r, t.pauseWatch(p), func() time.Duration { return t.paceMaxWait(p, r, maxWait) })
+			paused, late, err := await(ctx, r, t.pauseWatch(p, maxWait), func() time.Duration { return t.paceMaxWait(p, r, maxWait) })
 			if err != nil {
 				if e, ok := err.(*WaitTooLongError); ok {
 					e.Key = p.key
@@ -316,21 +317,30 @@ func (t *Throttle) waitBlocked(ctx context.Context, p *partition, maxWait time.D
 		if p.pauseUntil.Load() <= t.since(now) {
 			return blocked, now, nil
 		}
-		// Paused just as the reservation came due: give it back, wait out the pause and book again.
-		r.Cancel(now)
+		// Paused just as the reservation came due: it is spent; wait out the pause and book again.
 	}
 }
 
-// pauseWatch watches p's pause for await.
-func (t *Throttle) pauseWatch(p *partition) pauseWatch {
+// pauseWatch watches p's pause for await. A pause that lasts longer than maxWait (when positive)
+// is reported as endless, so that every reservation gives way to it and sitOutPause refuses it
+// with *WaitTooLongError, as WithMaxWait promises, even one whose slot comes after the pause.
+func (t *Throttle) pauseWatch(p *partition, maxWait time.Duration) pauseWatch {
 	return func() (<-chan struct{}, time.Time) {
 		changed := p.pauseSignal()
-		if until := p.pauseUntil.Load(); until > 0 {
-			return changed, t.epoch.Add(time.Duration(until))
+		until := p.pauseUntil.Load()
+		if until <= 0 {
+			return changed, time.Time{}
 		}
-		return changed, time.Time{}
+		end := t.epoch.Add(time.Duration(until))
+		if maxWait > 0 && time.Until(end) > maxWait {
+			return changed, endless
+		}
+		return changed, end
 	}
 }
+
+// endless is a time after any reservation's.
+var endless = time.Unix(1<<62, 0)
 
 // paceMaxWait is the longest wait for p's limiter that is accepted: WithMaxWait's maximum when the
 // limiter learns its pace from the server (a Learner with a Rate) and that pace alone is slower than

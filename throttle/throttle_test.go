@@ -373,3 +373,23 @@ func TestBoundedPartitions(t *testing.T) {
 		assert.Equal(t, 2, th.Len())
 	})
 }
+
+// TestPauseLongerThanMaxWaitIsRefused: a pause longer than WithMaxWait refuses the requests waiting
+// on the limiter, even one whose slot comes after the pause.
+func TestPauseLongerThanMaxWaitIsRefused(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sched := &slotSchedule{interval: 5 * time.Second}
+		th := newThrottle(t, WithLimiter(func(string) (Limiter, error) { return sched, nil }), WithMaxWait(time.Second))
+		start := time.Now()
+		require.NoError(t, th.Wait(context.Background(), "a")) // slot 0
+		done := make(chan error, 1)
+		go func() { done <- th.Wait(context.Background(), "a") }() // slot at 5 s
+		synctest.Wait()
+		th.Pause("a", start.Add(3*time.Second))
+		err := <-done
+		var tl *WaitTooLongError
+		require.ErrorAs(t, err, &tl)
+		assert.True(t, tl.Paused, "refused for the pause")
+		assert.Equal(t, time.Duration(0), time.Since(start), "at once")
+	})
+}

@@ -10,7 +10,7 @@ import (
 // rediss:// for TLS; see redis.ParseURL) into options for redis.NewClient that a Limiter accepts:
 // ContextTimeoutEnabled is set, so each call keeps the limiter's deadline; a connection is dialled
 // once per attempt (DialerRetries 1), and a call is retried once (MaxRetries 1, unless the URL
-// sets max_retries): a Redis that refuses connections fails the call at once with the dial's own
+// sets a positive max_retries, or -1 for none; 0 is go-redis's default and reads as not set): a Redis that refuses connections fails the call at once with the dial's own
 // error, and the limiter's recheck period (WithRecheck) does the retrying, where go-redis's
 // defaults (three retries of five dials 100 ms apart) outlast the limiter's timeout and are
 // reported as a deadline. The one retry still replaces a connection Redis closed (a restart). A

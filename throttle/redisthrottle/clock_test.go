@@ -1,6 +1,7 @@
 package redisthrottle
 
 import (
+	"context"
 	"math"
 	"net/http"
 	"strconv"
@@ -99,5 +100,25 @@ func TestSlotDueBeforeACutIsBookedAgain(t *testing.T) {
 	}
 	if b.Stats().Lost != 1 {
 		t.Errorf("lost %d, want the late slot counted", b.Stats().Lost)
+	}
+}
+
+// TestOlderStateGetsAClock: a learning state written by the release before the slot clock (a pace
+// and its time, but no clock) gets one on the first reservation, kept from then on, instead of
+// reading as a new state at every call.
+func TestOlderStateGetsAClock(t *testing.T) {
+	c := newClient(t, redisURL(t))
+	a := mustNew(t, c, "older")
+	if err := c.HSet(context.Background(), a.Key(), "e", 20, "g", epoch.UnixMicro(), "t", epoch.UnixMicro(), "r", 20, "s", 1).Err(); err != nil {
+		t.Fatal(err)
+	}
+	reserveAt(t, a, 0)
+	vs := hget(t, c, a, "vs")
+	w := reserveAt(t, a, time.Millisecond)
+	if got := hget(t, c, a, "vs"); got != vs || vs == "" {
+		t.Fatalf("the state's clock began at %q, then %q: want one clock, kept", vs, got)
+	}
+	if d := w.Delay(epoch.Add(time.Millisecond)); d <= 0 || d > 100*time.Millisecond {
+		t.Fatalf("the second slot is due in %v, want within two spacings at 20/s", d)
 	}
 }

@@ -216,7 +216,9 @@ func TestSharedLearning(t *testing.T) {
 	}))
 	var procs []*proc
 	for range 3 {
-		procs = append(procs, newProc(t, url))
+		// A second's timeout: a loaded machine does not turn slow calls into outages here (the
+		// learning alone is TestFallbackLearnsAlone's).
+		procs = append(procs, newProc(t, url, WithTimeout(time.Second)))
 	}
 	var done atomic.Int64
 	elapsed := job(t, procs, workers, n, srv.URL()+"/item", &done)

@@ -88,7 +88,8 @@ func (l *Limiter) advance(ctx context.Context, now time.Time, rtt time.Duration,
 // process wrote first (at most lawAttempts times). All of it, waiting for the law included, is
 // within one timeout: a throttle that cannot have the law in time is counted as an error and
 // dropped (the goroutines ahead of it are writing throttles of the same moment, most likely of the
-// same epoch). On a Redis failure the local fallback's rate is cut instead.
+// same epoch). On a Redis failure the law as this process holds it keeps the throttle, and paces
+// the local fallback alone (learnalone.go).
 func (l *Limiter) throttled(sent, now time.Time) {
 	ctx, cancel := context.WithTimeout(context.Background(), l.cfg.timeout)
 	defer cancel()
@@ -100,7 +101,7 @@ func (l *Limiter) throttled(sent, now time.Time) {
 	at := l.redisTime(now)
 	ev := "" // what the throttle did to the law as this process holds it
 	for i := range lawAttempts {
-		if i > 0 {
+		if i > 0 || l.alone { // a law learned alone is not the shared one: read that first
 			sc, err := l.readLaw(ctx, now)
 			if err != nil {
 				l.failAlone(now, err, ev)
@@ -176,8 +177,14 @@ func (l *Limiter) writeLaw(ctx context.Context, now time.Time, cut bool) (bool, 
 	if cut {
 		c = 1
 	}
+	start := time.Now()
 	res, err := lawScript.Run(ctx, l.client, l.keys[:1], l.scriptNow(now), l.lawV, state, l.law.Rate(),
 		startup, c, l.cfg.forget.Milliseconds(), l.seed).Int64Slice()
+	// Redis restarted the clock during the call: placed from the call's end, no slot is early.
+	end := now.Add(time.Since(start))
+	if l.nowMicros != nil {
+		end = now
+	}
 	if err == nil && (len(res) < 2 || res[0] == 1 && len(res) != 7) {
 		err = errUnexpectedReply
 	}
@@ -193,9 +200,8 @@ func (l *Limiter) writeLaw(ctx context.Context, now time.Time, cut bool) (bool, 
 	}
 	l.learnRate(paceReply{
 		redisNow: res[4], rate: float64(res[2]) / 1e6,
-		g: res[4] - res[3], at: now.Add(-time.Duration(res[3]) * time.Microsecond), vg: res[5], vs: res[6],
-		cut: l.lawCV, cutAt: now.Add(-time.Duration(res[4]-l.lawCV) * time.Microsecond),
-		heardAt: now,
+		g: res[4] - res[3], at: end.Add(-time.Duration(res[3]) * time.Microsecond), vg: res[5], vs: res[6],
+		cut: l.lawCV, heardAt: end,
 	})
 	return true, nil
 }

@@ -383,7 +383,7 @@ func TestReservationsMove(t *testing.T) {
 	default:
 		t.Fatal("Changed did not fire when the rate moved")
 	}
-	// the schedule was re-spaced from now: the waiting reservation's 100ms becomes 100ms*10/99
+	// the slot clock restarted at now at 99/s: the waiting reservation's 100ms becomes 100ms*10/99
 	want := time.Duration(math.Ceil(float64(100*time.Millisecond) * 10 / 99))
 	if got := r.Delay(now); got != want {
 		t.Errorf("moved delay %v, want %v", got, want)

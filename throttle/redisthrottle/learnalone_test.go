@@ -149,3 +149,48 @@ func TestLawLearnedAloneDoesNotSeed(t *testing.T) {
 		t.Fatalf("seeded with %s at %v/s; want the shared law a last wrote, %s at %v/s", seeded.State(), seeded.Rate(), shared.State(), shared.Rate())
 	}
 }
+
+// TestBackFromAnOutageWithTheStateKept: Redis stops answering for a while and comes back with the
+// shared state intact (nobody wrote it meanwhile). The limiter reports the shared pace again, not
+// the one it learned alone, and its first throttle is applied to the shared law read afresh, not
+// written over it from the law learned alone (whose count of successes Redis never saw).
+func TestBackFromAnOutageWithTheStateKept(t *testing.T) {
+	url := redisURL(t)
+	c := newClient(t, url)
+	a := mustNew(t, c, "outage", WithTimeout(250*time.Millisecond), WithRecheck(time.Second))
+	const rtt = 10 * time.Millisecond
+	for i := range 5 {
+		attempt(t, a, time.Duration(i)*20*time.Millisecond, rtt, ok200)
+	}
+	reserveAt(t, a, 100*time.Millisecond)
+	pace := hget(t, c, a, "e")
+	// Redis holds every command for 600 ms: the next call times out, and a learns alone.
+	admin := newClient(t, url)
+	if err := admin.Do(context.Background(), "CLIENT", "PAUSE", 600).Err(); err != nil {
+		t.Fatal(err)
+	}
+	paused := time.Now()
+	reserveAt(t, a, 200*time.Millisecond)
+	if a.Stats().Fallback != 1 {
+		t.Fatalf("stats %+v: want the reservation from the fallback", a.Stats())
+	}
+	for i := range 20 {
+		at := 210*time.Millisecond + time.Duration(i)*time.Millisecond
+		a.ObserveAttempt(epoch.Add(at), epoch.Add(at+rtt), ok200, nil)
+	}
+	alone := a.Rate()
+	time.Sleep(time.Until(paused.Add(700 * time.Millisecond))) // the pause is over
+	// After the recheck period Redis answers; a's first call is the report of a throttle.
+	a.ObserveAttempt(epoch.Add(2*time.Second), epoch.Add(2*time.Second+rtt), throttled429, nil)
+	sc, err := strconv.ParseInt(hget(t, c, a, "sc"), 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if law := storedLaw(t, a); law.Successes() > sc {
+		t.Fatalf("the law in Redis counts %d successes, Redis %d: the law learned alone was written over the shared one", law.Successes(), sc)
+	}
+	reserveAt(t, a, 2100*time.Millisecond)
+	if got, want := a.Rate(), hget(t, c, a, "e"); strconv.FormatFloat(got, 'g', -1, 64) != want {
+		t.Fatalf("back from the outage the limiter reports %v/s (alone: %v/s; before: %s/s); Redis books at %s/s", got, alone, pace, want)
+	}
+}

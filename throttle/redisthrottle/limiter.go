@@ -22,8 +22,9 @@ const (
 	// limiter registers itself in Redis about once a second while it reserves). The number of live
 	// processes sets the default fallback share (see WithFallbackShare).
 	LiveWindow = 10 * time.Second
-	// moveThreshold is the relative change of the shared rate from which a process moves its
-	// waiting reservations.
+	// moveThreshold is the relative change of the law's pace from which an advance writes the law
+	// back without an event (a smaller one waits for the next): each write restarts the slot
+	// clock and wakes every waiting reservation of every process that hears of it.
 	moveThreshold = 0.01
 	// registerEvery is how often a limiter registers itself in the live-process set.
 	registerEvery = time.Second
@@ -312,8 +313,14 @@ func (l *Limiter) Reserve(now time.Time) (throttle.Reservation, error) {
 		return l.reserveLocal(now), nil
 	}
 	l.stats.redis.Add(1)
-	if l.downUntil.Load() != 0 && l.downUntil.Swap(0) != 0 {
-		l.logUp()
+	up := l.downUntil.Load() != 0 && l.downUntil.Swap(0) != 0
+	if up {
+		defer l.logUp() // with the shared pace this reply carries
+	}
+	// Successes seen while this call was trying Redis went to the law alone; Redis answered, so
+	// they are the shared count's.
+	if n := l.aloneOK.Swap(0); n > 0 {
+		l.successes.Add(n)
 	}
 	if recovering {
 		l.local.Store(false)
@@ -333,8 +340,7 @@ func (l *Limiter) Reserve(now time.Time) (throttle.Reservation, error) {
 		l.learnRate(paceReply{
 			redisNow: res[7], rate: float64(res[3]) / 1e6,
 			g: res[7] - res[8], at: end.Add(-time.Duration(res[8]) * time.Microsecond), vg: res[10], vs: res[11],
-			cut: res[9], cutAt: end.Add(-time.Duration(res[7]-res[9]) * time.Microsecond),
-			heardAt: end,
+			cut: res[9], heardAt: end,
 		})
 		// The slot is on the slot clock: a pace the advance writes moves it like the others.
 		r.slot, r.vs = slotMicros, res[11]
@@ -376,9 +382,7 @@ type paceGen struct {
 	// vcut, when the clock restarted at a cut of the law, is the position it had reached then
 	// (vg plus the one slot the hold moved it back): a slot before it was due before the cut.
 	vcut int64
-	// changed is closed when a later clock moves the waiting slots by more than moveThreshold of
-	// the pace, or holds them after a cut (a small change of pace is followed silently: a waiter
-	// wakes at its old time and looks again).
+	// changed is closed when a later clock is heard.
 	changed chan struct{}
 }
 
@@ -395,20 +399,21 @@ type paceReply struct {
 	at       time.Time // the same, on this process's clock
 	vg, vs   int64     // the slot clock then, and its state
 	cut      int64     // when the law last cut (Redis µs; 0: never)
-	cutAt    time.Time // the same, on this process's clock
 	heardAt  time.Time // when this process heard the reply
 }
 
 // learnRate records the slot clock a reply from Redis carried. Waiting reservations follow the
-// newest clock; they are told (Reservation.Changed) when the pace moved by more than
-// moveThreshold, when the state is another, or when the reply is the first this process heard of
-// a cut of the law (the cut held the slots one spacing). A reply older than the clock held is
+// newest clock, and are told (Reservation.Changed) of every new one, and of the first reply that
+// says the law cut (the cut held the slots one spacing). A reply older than the clock held is
 // stale and changes nothing.
 func (l *Limiter) learnRate(p paceReply) {
 	same := func(cur *paceGen) bool {
 		return p.g == cur.g && p.vg == cur.vg && p.vs == cur.vs && p.rate == cur.rate
 	}
 	if cur := l.pace.Load(); p.redisNow < cur.seen || (same(cur) && !l.cutIsNews(p.cut)) {
+		if p.redisNow >= cur.seen {
+			l.rate.Store(math.Float64bits(p.rate)) // the pace alone may have set it while Redis was down
+		}
 		return
 	}
 	l.paceMu.Lock()
@@ -426,14 +431,11 @@ func (l *Limiter) learnRate(p paceReply) {
 	if news {
 		l.heard.Store(&cutHeard{cut: p.cut, at: p.heardAt.UnixNano()})
 	}
-	signal := news || p.vs != cur.vs || math.Abs(p.rate-cur.rate) > moveThreshold*cur.rate
-	if signal {
-		g.changed = make(chan struct{})
-	}
+	// Every waiter is told: even a small change of pace moves a slot far down the line by more
+	// than a spacing (1% of a pace moves the hundredth slot by one).
+	g.changed = make(chan struct{})
 	l.pace.Store(g)
-	if signal {
-		close(cur.changed)
-	}
+	close(cur.changed)
 }
 
 // fail records a failed Redis call at t (ns) and keeps away from Redis for the recheck period.
@@ -492,8 +494,11 @@ type reservation struct {
 	slot   int64     // one slot in booked's unit
 	vs     int64     // learning: the state the slot clock belongs to (0: known rate)
 	once   sync.Once
-	mu     sync.Mutex // guards due, booked, slot, vs and told (a missed slot is booked again)
+	mu     sync.Mutex // guards due, booked, slot, vs, told and inner (a missed slot is booked again)
 	told   time.Time  // learning: the due time Delay last reported
+	// inner is the reservation a missed slot was booked again with when that was not one in
+	// Redis (due at once, or from the local fallback); nil otherwise.
+	inner throttle.Reservation
 }
 
 // Delay reports how long after now the request must wait. A learning limiter's reservation is due
@@ -513,6 +518,9 @@ type reservation struct {
 func (r *reservation) Delay(now time.Time) time.Duration {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.inner != nil {
+		return r.inner.Delay(now)
+	}
 	due := r.dueLocked()
 	if r.vs != 0 {
 		if g := r.l.pace.Load(); g.vs == r.vs && (due.Before(g.heard) && r.told.After(g.heard) || r.booked-slotMicros < g.vcut) {
@@ -542,12 +550,17 @@ func (r *reservation) rebookLocked(now time.Time) {
 		r.due, r.booked, r.slot, r.vs = x.due, x.booked, x.slot, x.vs
 		return
 	}
-	r.due, r.vs = now.Add(nr.Delay(now)), 0 // due at once, or from the local fallback
+	r.inner = nr // due at once, or from the local fallback: it answers from now on
 }
 
 // Changed returns a channel closed when the shared rate next moves the reservation (learning
-// limiters), or nil with a known rate.
+// limiters), or nil with a known rate (or once booked again with the local fallback).
 func (r *reservation) Changed() <-chan struct{} {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.inner != nil {
+		return r.inner.Changed()
+	}
 	if r.vs == 0 {
 		return nil
 	}
@@ -558,13 +571,14 @@ func (r *reservation) Changed() <-chan struct{} {
 // again.
 func (r *reservation) Cancel(now time.Time) {
 	r.mu.Lock()
-	due, booked, slot, vs := r.dueLocked(), r.booked, r.slot, r.vs
+	inner, due, booked, slot := r.inner, r.dueLocked(), r.booked, r.slot
 	r.mu.Unlock()
-	if !due.After(now) {
+	if inner != nil {
+		inner.Cancel(now) // booked again with the local fallback
 		return
 	}
-	if vs == 0 && !r.l.cfg.known {
-		return // booked again with the local fallback: nothing in Redis to give back
+	if !due.After(now) {
+		return
 	}
 	r.once.Do(func() { r.l.cancel(now, booked, slot) })
 }
