@@ -155,7 +155,9 @@ func (l *Limiter) readLaw(ctx context.Context, now time.Time) (sc int64, err err
 	switch {
 	case state == "" && lv == 0 && l.shared != nil && now.UnixNano()-l.sharedAt < int64(l.cfg.forget) &&
 		l.law.UnmarshalBinary(l.shared) == nil && l.law.Successes() > 0:
-		l.seed = l.law.Successes() - sc // the successes counted so far are the forgotten state's
+		// Every success counted in the new state came after the law this process last shared
+		// (those of the outage among them): all are to be applied.
+		l.seed = l.law.Successes()
 	case state == "" || l.law.UnmarshalBinary([]byte(state)) != nil:
 		l.law.Reset()
 	default:

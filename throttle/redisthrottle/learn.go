@@ -54,12 +54,13 @@ func (l *Limiter) ObserveAttempt(sent, now time.Time, resp *http.Response, err e
 	}
 	t := now.UnixNano()
 	if !slices.Contains(l.cfg.statuses, resp.StatusCode) {
-		switch {
-		case l.cfg.known:
-		case t < l.downUntil.Load():
-			l.admitAlone(now)
-		default:
+		if !l.cfg.known {
+			// Counted for Redis either way: the shared law measures the rate the processes were
+			// admitted at, and during an outage they went on being admitted (each at its share).
 			l.successes.Add(1)
+			if t < l.downUntil.Load() {
+				l.admitAlone(now)
+			}
 		}
 		return
 	}

@@ -8,7 +8,8 @@ import (
 )
 
 // While Redis is unreachable a learning limiter keeps learning, alone: the law it holds (the shared
-// state as last read or written) takes this process's successes and throttles, and the local
+// state as last read or written) takes this process's successes (each standing for 1/share of the
+// key's, see WithFallbackShare) and throttles, and the local
 // fallback paces at the law's rate, capped by the rate the server declares, times the process's
 // share (WithFallbackShare). That is the single learner's law on one process's evidence, so a
 // process that never reached Redis learns the server as a lone learner would, instead of keeping
@@ -64,7 +65,11 @@ func (l *Limiter) failAlone(now time.Time, err error, ev string) {
 func (l *Limiter) learnAlone(now time.Time) {
 	l.capLaw()
 	if n := l.aloneOK.Swap(0); n > 0 {
-		l.logLaw(l.law.Admit(l.redisTime(now), n)...)
+		// The law paces every process together; this one sees its share of the successes. Each
+		// stands for 1/share of them, so that the rates the law measures are the whole key's (one
+		// process that took its successes for the whole measured its share as the rate, and cut
+		// to a fraction of its share).
+		l.logLaw(l.law.Admit(l.redisTime(now), n*int64(math.Max(1, math.Round(1/l.share()))))...)
 	}
 	l.alone = true
 	l.paceAlone()

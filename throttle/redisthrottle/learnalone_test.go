@@ -12,7 +12,8 @@ import (
 )
 
 // TestFallbackLearnsAlone: with Redis unreachable from the start, a learning limiter's successes
-// and throttles teach the law it holds, as one learn.RateLaw fed the same evidence, and the local
+// (each standing for 1/share of the key's) and throttles teach the law it holds, as one
+// learn.RateLaw fed the same evidence, and the local
 // fallback paces at that law's rate times the process's share: it grows past the initial rate
 // during the startup and comes down on a throttle (it used to keep the initial rate, and cut it
 // by 30% per throttle, whatever the server answered).
@@ -38,7 +39,7 @@ func TestFallbackLearnsAlone(t *testing.T) {
 		sent := epoch.Add(time.Duration(i) * time.Millisecond)
 		l.ObserveAttempt(sent, sent.Add(rtt), ok200, nil)
 		ref.ObserveRoundTrip(sent, sent.Add(rtt))
-		ref.Admit(sent.Add(rtt), 1)
+		ref.Admit(sent.Add(rtt), 2) // with a share of 1/2, each success stands for two of the key's
 	}
 	if got := l.Rate(); !near(got, ref.Rate()) || got <= 40 {
 		t.Fatalf("after 30 successes alone the pace is %v/s; the same evidence makes a RateLaw's %v/s, past the initial 40/s", got, ref.Rate())

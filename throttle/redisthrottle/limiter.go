@@ -74,8 +74,9 @@ type Limiter struct {
 	// WithForget. Not the law learned alone: that one saw one process's share of the traffic.
 	shared   []byte
 	sharedAt int64
-	// seed is the law's count of successes less Redis's count when the law was kept to seed a
-	// forgotten state (readLaw), until the seed is written; 0 otherwise.
+	// seed is the law's count of successes when it was restored to seed a forgotten state
+	// (readLaw), until the seed is written: Redis's count of the new state is all to apply; 0
+	// otherwise.
 	seed int64
 	// aloneOK counts successes seen while Redis was unreachable, not yet applied to the law.
 	aloneOK atomic.Int64
@@ -317,11 +318,7 @@ func (l *Limiter) Reserve(now time.Time) (throttle.Reservation, error) {
 	if up {
 		defer l.logUp() // with the shared pace this reply carries
 	}
-	// Successes seen while this call was trying Redis went to the law alone; Redis answered, so
-	// they are the shared count's.
-	if n := l.aloneOK.Swap(0); n > 0 {
-		l.successes.Add(n)
-	}
+	l.aloneOK.Store(0) // successes the law alone did not take yet: Redis counts them (learn.go)
 	if recovering {
 		l.local.Store(false)
 	}

@@ -206,9 +206,9 @@ return 1
 //	ARGV[5] 1 while it has not been throttled (startup), else 0
 //	ARGV[6] 1 when it cut the pace
 //	ARGV[7] lifetime of learned state (ms)
-//	ARGV[8] when the state is new (no law in Redis): the law's count of successes less the count in
-//	        Redis when the writer read it, added to sc so that the two agree (a process seeding a
-//	        forgotten state with the law it holds, see Limiter.readLaw; 0 otherwise)
+//	ARGV[8] when the state is new (no law in Redis): the law's count of successes, added to sc so
+//	        that the two agree and the successes counted in the new state are applied (a process
+//	        seeding a forgotten state with the law it last shared, see Limiter.readLaw; 0 otherwise)
 //
 // It returns {1, the new version, pace in µ-requests/s, µs since the slot clock last restarted,
 // now µs, the slot clock at its restart (µ-slots), when the state began (µs)} when written, {0,
