@@ -130,6 +130,10 @@
 // than that, and never fails because of it. -v logs when Redis becomes unreachable and answers
 // again, and each step of the shared law this process makes.
 //
+// What the processes learned stays in Redis for 10 minutes after the last request
+// (redisthrottle.WithForget): a run started meanwhile begins from it, which is what a batch split
+// into several runs wants. To start from nothing, delete the key: redis-cli DEL '{steady:batch:HOST:PORT}'.
+//
 //	redis-server --port 6379 &
 //	go run ./examples/batch -url http://127.0.0.1:8080/items -rate 100 -n 1000 -shared redis://127.0.0.1:6379/0 &
 //	go run ./examples/batch -url http://127.0.0.1:8080/items -rate 100 -n 1000 -shared redis://127.0.0.1:6379/0

@@ -94,7 +94,9 @@ func (s *shared) close() { _ = s.rdb.Close() }
 type sharedReport struct {
 	// Processes is the number of processes Redis last counted on the quota (see
 	// redisthrottle.LiveWindow), PeakProcesses the most it counted at once during the run (one
-	// that finished drops out of the count after LiveWindow); PaceRPS the shared pace at the end.
+	// that finished drops out of the count after LiveWindow, so a run that ended less than that
+	// before this one counts too); PaceRPS the pace this process last heard of (a probe's can be
+	// above the server's rate for a moment).
 	Processes     int     `json:"processes"`
 	PeakProcesses int     `json:"peak_processes"`
 	PaceRPS       float64 `json:"pace_rps"`
@@ -135,6 +137,15 @@ func (s *shared) report() *sharedReport {
 // unreachable).
 func (s *shared) describe(w io.Writer) {
 	r := s.report()
+	if r.RedisReservations == 0 {
+		fmt.Fprintf(w, "batch: shared quota at %s: Redis never answered; paced alone, at %.1f req/s at the end; %d local reservations",
+			s.url, r.PaceRPS, r.LocalReservations)
+		if r.RedisErrors > 0 {
+			fmt.Fprintf(w, " (%d failed Redis calls, the last: %s)", r.RedisErrors, r.LastError)
+		}
+		fmt.Fprintln(w)
+		return
+	}
 	processes := "processes"
 	if r.PeakProcesses == 1 {
 		processes = "process"

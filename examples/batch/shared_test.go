@@ -83,6 +83,7 @@ func TestSharedRedisDown(t *testing.T) {
 	code, _, errOut := runBatch(t, t.Context(), "-n", "5", "-c", "1", "-v", "-shared", url, "-server-limit", "200")
 	require.Equal(t, 0, code)
 	assert.Contains(t, errOut, "Redis unreachable")
+	assert.Contains(t, errOut, "Redis never answered; paced alone")
 }
 
 // stallGaps records the server's arrivals to tell 429s caused by the pacing from 429s that came
