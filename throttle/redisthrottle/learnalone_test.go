@@ -158,16 +158,17 @@ func TestLawLearnedAloneDoesNotSeed(t *testing.T) {
 func TestBackFromAnOutageWithTheStateKept(t *testing.T) {
 	url := redisURL(t)
 	c := newClient(t, url)
-	a := mustNew(t, c, "outage", WithTimeout(250*time.Millisecond), WithRecheck(time.Second))
+	a := mustNew(t, c, "outage", WithTimeout(500*time.Millisecond), WithRecheck(time.Second))
 	const rtt = 10 * time.Millisecond
 	for i := range 5 {
 		attempt(t, a, time.Duration(i)*20*time.Millisecond, rtt, ok200)
 	}
 	reserveAt(t, a, 100*time.Millisecond)
 	pace := hget(t, c, a, "e")
-	// Redis holds every command for 600 ms: the next call times out, and a learns alone.
+	// Redis holds every command for a second: the next call times out (at 500 ms), and a learns
+	// alone.
 	admin := newClient(t, url)
-	if err := admin.Do(context.Background(), "CLIENT", "PAUSE", 600).Err(); err != nil {
+	if err := admin.Do(context.Background(), "CLIENT", "PAUSE", 1000).Err(); err != nil {
 		t.Fatal(err)
 	}
 	paused := time.Now()
@@ -180,7 +181,7 @@ func TestBackFromAnOutageWithTheStateKept(t *testing.T) {
 		a.ObserveAttempt(epoch.Add(at), epoch.Add(at+rtt), ok200, nil)
 	}
 	alone := a.Rate()
-	time.Sleep(time.Until(paused.Add(700 * time.Millisecond))) // the pause is over
+	time.Sleep(time.Until(paused.Add(1100 * time.Millisecond))) // the pause is over
 	// After the recheck period Redis answers; a's first call is the report of a throttle.
 	a.ObserveAttempt(epoch.Add(2*time.Second), epoch.Add(2*time.Second+rtt), throttled429, nil)
 	sc, err := strconv.ParseInt(hget(t, c, a, "sc"), 10, 64)
