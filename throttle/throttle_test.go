@@ -109,6 +109,32 @@ func TestPauseExtendsNeverShortens(t *testing.T) {
 
 // TestPauseWhileWaitingOnLimiter checks that waiters holding limiter reservations give them back
 // when the key is paused, and resume after the pause at the limiter's pace, not in a burst.
+// pauseThreeWaiters, in a synctest bubble, lets one request through key "a" of th at once, queues
+// three more behind it, pauses the key at 50ms until until (from the start), and returns when each
+// of the three left, in order.
+func pauseThreeWaiters(t *testing.T, th *Throttle, until time.Duration) []time.Duration {
+	t.Helper()
+	start := time.Now()
+	require.NoError(t, th.Wait(context.Background(), "a")) // due at once
+	var mu sync.Mutex
+	var at []time.Duration
+	var wg sync.WaitGroup
+	for range 3 {
+		wg.Go(func() {
+			assert.NoError(t, th.Wait(context.Background(), "a"))
+			mu.Lock()
+			at = append(at, time.Since(start))
+			mu.Unlock()
+		})
+		synctest.Wait()
+	}
+	time.Sleep(50 * time.Millisecond)
+	th.Pause("a", start.Add(until))
+	wg.Wait()
+	sort.Slice(at, func(i, j int) bool { return at[i] < at[j] })
+	return at
+}
+
 func TestPauseWhileWaitingOnLimiter(t *testing.T) {
 	ms := time.Millisecond
 	tests := []struct {
@@ -125,25 +151,8 @@ func TestPauseWhileWaitingOnLimiter(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				th := newThrottle(t, leaky(10, 10))
-				start := time.Now()
-				require.NoError(t, th.Wait(context.Background(), "a")) // due at once
-				var mu sync.Mutex
-				var at []time.Duration
-				var wg sync.WaitGroup
-				for range 3 {
-					wg.Go(func() {
-						assert.NoError(t, th.Wait(context.Background(), "a"))
-						mu.Lock()
-						at = append(at, time.Since(start))
-						mu.Unlock()
-					})
-					synctest.Wait()
-				}
-				time.Sleep(50 * ms) // waiters hold 100, 200 and 300ms
-				th.Pause("a", start.Add(tt.until))
-				wg.Wait()
-				sort.Slice(at, func(i, j int) bool { return at[i] < at[j] })
-				assert.Equal(t, tt.want, at)
+				// waiters hold 100, 200 and 300ms
+				assert.Equal(t, tt.want, pauseThreeWaiters(t, th, tt.until))
 			})
 		})
 	}
@@ -192,25 +201,9 @@ func TestPauseKeepsSlotsAfterIt(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		sched := &slotSchedule{interval: 100 * time.Millisecond}
 		th := newThrottle(t, WithLimiter(func(string) (Limiter, error) { return sched, nil }))
-		start := time.Now()
-		require.NoError(t, th.Wait(context.Background(), "a")) // slot 0
-		var mu sync.Mutex
-		var at []time.Duration
-		var wg sync.WaitGroup
-		for range 3 { // slots at 100, 200 and 300ms
-			wg.Go(func() {
-				assert.NoError(t, th.Wait(context.Background(), "a"))
-				mu.Lock()
-				at = append(at, time.Since(start))
-				mu.Unlock()
-			})
-			synctest.Wait()
-		}
-		time.Sleep(50 * time.Millisecond)
-		th.Pause("a", start.Add(150*time.Millisecond)) // covers the slot at 100ms only
-		wg.Wait()
-		sort.Slice(at, func(i, j int) bool { return at[i] < at[j] })
-		// The waiter of 100ms books again after the pause, behind the others: the next slot, 400ms.
+		// Slots at 100, 200 and 300ms; the pause covers the one at 100ms only. Its waiter books
+		// again after the pause, behind the others: the next slot, 400ms.
+		at := pauseThreeWaiters(t, th, 150*time.Millisecond)
 		assert.Equal(t, []time.Duration{200 * time.Millisecond, 300 * time.Millisecond, 400 * time.Millisecond}, at)
 		assert.Equal(t, 1, sched.lost, "only the slot inside the pause is given back")
 	})
