@@ -21,6 +21,10 @@ import (
 //   - a route is a request's method and URL path under its key (the key function's: host and
 //     credential by default); the query is not part of it;
 //   - a route not yet seen is paced by its key itself;
+//   - the first bucket the key's own answers name is its home: the quota its limiter has been
+//     learning. That bucket's partition shares the key's limiter (its pause is its own), so the
+//     switch to the bucket's key starts from what was learned rather than from nothing; an answer
+//     to a request the key paced that names another bucket is observed as ErrOtherBucket;
 //   - a key set in the request's context (request.WithKey) is used as it is, without routes;
 //   - a throttle that says its scope is global (Discord's X-RateLimit-Global or
 //     X-RateLimit-Scope: global) pauses the key and every bucket of it, not only the route.

@@ -232,3 +232,37 @@ func TestRoutesConcurrent(t *testing.T) {
 		assert.Same(t, e, th.routes.m[e.Value.(*route).k], "every listed route is mapped to its element")
 	}
 }
+
+// The first bucket a key's own answers name is the quota the key's limiter has been learning: that
+// bucket's routes share the key's limiter (one made, not two), and an answer that names another
+// bucket teaches the limiter that paced it nothing (ErrOtherBucket), while the other bucket gets a
+// limiter of its own that learns from its own answers.
+func TestHomeBucketSharesTheKeysLimiter(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var made []*learningLimiter
+		th := newThrottle(t, WithLimiter(func(string) (Limiter, error) {
+			tb, err := NewTokenBucket(1000, 10)
+			require.NoError(t, err)
+			l := &learningLimiter{Limiter: tb}
+			made = append(made, l)
+			return l, nil
+		}))
+		rt := NewTransport(roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			resp, err := discordServer(r)
+			resp.Status = "200 OK"
+			return resp, err
+		}), th)
+		ctx := context.Background()
+		const host = "https://discord.test"
+		send(t, ctx, rt, "GET", host+"/a", "") // paced by the host's key; names "shared": its home
+		require.Len(t, made, 1)
+		send(t, ctx, rt, "GET", host+"/a", "") // paced by the bucket's key, with the host's limiter
+		send(t, ctx, rt, "GET", host+"/c", "") // an unseen route, paced by the host's key; names "own"
+		send(t, ctx, rt, "GET", host+"/c", "") // paced by "own"'s key: a limiter of its own
+		require.Len(t, made, 2, "the home bucket made no limiter of its own")
+		assert.Same(t, th.Limiter("discord.test"), th.Limiter(BucketKey("discord.test", "shared")))
+		assert.Same(t, made[1], th.Limiter(BucketKey("discord.test", "own")))
+		assert.Equal(t, []string{"200 OK", "200 OK", "error: " + ErrOtherBucket.Error()}, made[0].seen)
+		assert.Equal(t, []string{"200 OK"}, made[1].seen)
+	})
+}

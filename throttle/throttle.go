@@ -248,7 +248,13 @@ func (t *Throttle) acquire(key, base string) (*partition, error) {
 		return nil, ErrTooManyKeys
 	}
 	if !p.limInit.Load() {
-		if t.factory != nil {
+		if hp := t.parts[p.base]; p.base != "" && hp != nil && hp.limInit.Load() && hp.home != "" && p.key == BucketKey(p.base, hp.home) {
+			// The key's home bucket: the quota the key's own limiter has learned from every
+			// answer so far. A limiter of its own would start from nothing, its first requests
+			// spending a quota the key's limiter had spent already (GitHub's core, Discord's
+			// first bucket: 11 throttles at 5/s in the first seconds).
+			p.lim, p.learner, p.costs, p.attempts = hp.lim, hp.learner, hp.costs, hp.attempts
+		} else if t.factory != nil {
 			lim, err := t.factory(key)
 			if err != nil {
 				return nil, fmt.Errorf("throttle: creating the limiter for key %q: %w", key, err)

@@ -26,7 +26,11 @@ import (
 //     the requests waiting behind it hold back too (at most WithMaxPause's maximum); the bucket
 //     it named too, and, when its scope is global (Discord's X-RateLimit-Global), every bucket of
 //     the key;
-//  6. if the key's Limiter implements Learner, it observes the outcome.
+//  6. if the key's Limiter implements Learner, it observes the outcome; an answer that names a
+//     bucket other than the one the limiter learns is observed as ErrOtherBucket (no evidence).
+//     The first bucket a key's own answers name is its home: its quota is the one the key's
+//     limiter has been learning, and the bucket's partition shares that limiter rather than
+//     starting a new one from nothing.
 //
 // It never modifies the request. When it refuses a request without calling next (the context
 // ended, the wait would pass the deadline, a full backlog, ErrTooManyKeys, per-request settings
@@ -114,11 +118,15 @@ func (tr *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 // context named the key.
 func (t *Throttle) observe(p *partition, base string, req *http.Request, sent time.Time, resp *http.Response, err error) {
 	var now time.Time
+	lresp, lerr := resp, err // what the learner observes
 	if resp != nil {
 		bucketKey := p.key
 		if base != "" {
 			if b := dialects.Bucket(resp); b != "" {
 				bucketKey = t.routes.learn(base, req, b)
+				if !t.learnsBucket(p, base, bucketKey, b) {
+					lresp, lerr = nil, ErrOtherBucket
+				}
 			}
 		}
 		var d time.Duration
@@ -169,11 +177,27 @@ func (t *Throttle) observe(p *partition, base string, req *http.Request, sent ti
 			now = time.Now()
 		}
 		if p.attempts != nil {
-			p.attempts.ObserveAttempt(sent, now, resp, err)
+			p.attempts.ObserveAttempt(sent, now, lresp, lerr)
 			return
 		}
-		p.learner.Observe(now, resp, err)
+		p.learner.Observe(now, lresp, lerr)
 	}
+}
+
+// learnsBucket reports whether p's limiter learns the quota of bucket b under base, whose key is
+// bucketKey: p is that bucket's partition, or base's own partition and b is its home (the first
+// bucket its answers named, which this answer may be). Only for base's own partition does it take
+// t.mu: a route it paces is one not yet seen.
+func (t *Throttle) learnsBucket(p *partition, base, bucketKey, b string) bool {
+	if p.key != base {
+		return p.key == bucketKey
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if p.home == "" {
+		p.home = b
+	}
+	return p.home == b
 }
 
 // CloseIdleConnections closes the idle connections of the next RoundTripper, if it can, so that
