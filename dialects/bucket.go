@@ -18,3 +18,25 @@ func Bucket(resp *http.Response) string {
 	}
 	return trimOWS(get(h, "X-Ratelimit-Bucket"))
 }
+
+// PrimaryBucket returns the bucket of resp's API that is the host's own quota for the credential,
+// when the API documents one: "core" on a GitHub response (the REST API's primary rate limit, which
+// every endpoint without a quota of its own counts against; search, code_search, graphql and the
+// other resources are separate quotas), "" otherwise (Discord's buckets are per route: none is the
+// host's). Like [Bucket], it allocates nothing and never touches the body; a nil resp gives "". It
+// is safe for concurrent use.
+func PrimaryBucket(resp *http.Response) string {
+	if resp == nil {
+		return ""
+	}
+	h := resp.Header
+	if has(h, "X-Ratelimit-Resource") || has(h, "X-Github-Request-Id") || has(h, "X-Github-Media-Type") {
+		return githubPrimary
+	}
+	return ""
+}
+
+// githubPrimary is GitHub's primary quota: the resource its REST endpoints count against
+// (https://docs.github.com/en/rest/rate-limit/rate-limit: "core", beside search, code_search,
+// graphql, integration_manifest, dependency_snapshots, code_scanning_upload...).
+const githubPrimary = "core"

@@ -32,9 +32,10 @@ var ErrTooManyKeys = errors.New("throttle: too many keys busy at once")
 
 // ErrOtherBucket is the error a Learner's Observe receives, with a nil response, for an attempt it
 // paced whose answer belongs to another quota: the response named a bucket (Discord's
-// X-RateLimit-Bucket, GitHub's x-ratelimit-resource) other than the one the key's limiter learns.
-// It carries no evidence about this limiter's quota, but the attempt is answered (it is no longer
-// in flight). Its round trip is still the limiter's own.
+// X-RateLimit-Bucket, GitHub's x-ratelimit-resource) other than the one the limiter learns (see
+// routes.go: a bucket's own, or, for the key's limiter, the API's primary quota when it has one:
+// GitHub's core). It carries no evidence about this limiter's quota, but the attempt is answered
+// (it is no longer in flight); a limiter that measures round trips may still count its own.
 var ErrOtherBucket = errors.New("throttle: the answer is of another bucket's quota")
 
 // ErrNilRequestURL is returned by the Transport for a request without a URL; its body is closed.

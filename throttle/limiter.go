@@ -71,7 +71,8 @@ type Reservation interface {
 // Learner is implemented by a Limiter that adjusts its pace from what the server answers. The
 // Transport calls Observe once for every attempt it passed to the next RoundTripper, with the
 // time the attempt returned and its outcome: resp is the response (its body not yet read) when
-// err is nil, and nil with the transport error otherwise. Observe must not read or close the body
+// err is nil, and nil with the transport error otherwise, or with ErrOtherBucket when the
+// response is of another quota than the one this limiter learns (no evidence; not a failure). Observe must not read or close the body
 // and must be safe for concurrent use. Attempts that the Throttle refused are not observed. By the
 // time Observe runs, a Retry-After on the response has already paused the key (Retry-After wins).
 type Learner interface {

@@ -12,11 +12,13 @@ type partition struct {
 	// base is the key this is a bucket of (BucketKey(base, bucket)), "" for any other key. It is
 	// set when the partition is made, under Throttle.mu.
 	base string
-	// home is, for a key's own partition (key == base of its buckets), the bucket its own answers
-	// named first: the quota it has been learning all along. The partition of that bucket shares
-	// this one's limiter (see Throttle.acquire), and an answer naming any other bucket teaches this
-	// one's learner nothing (ErrOtherBucket). Written once, under Throttle.mu.
-	home string
+	// home is, for a key's own partition (key == base of its buckets), the bucket whose quota its
+	// limiter learns: the API's primary one (GitHub's core) when it has one, else the first its
+	// answers named. The partition of that bucket shares this one's limiter (see
+	// Throttle.acquire). Written once, under Throttle.mu, before any route is mapped to it;
+	// homeSet mirrors it being set, for reading without the lock.
+	home    string
+	homeSet atomic.Bool
 
 	// refs counts the requests waiting or in flight on this partition. Eviction (Throttle.mu held)
 	// swaps a count of 0 for evictedRefs, so a partition in use is never evicted; acquire's fast

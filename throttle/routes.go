@@ -21,10 +21,14 @@ import (
 //   - a route is a request's method and URL path under its key (the key function's: host and
 //     credential by default); the query is not part of it;
 //   - a route not yet seen is paced by its key itself;
-//   - the first bucket the key's own answers name is its home: the quota its limiter has been
-//     learning. That bucket's partition shares the key's limiter (its pause is its own), so the
-//     switch to the bucket's key starts from what was learned rather than from nothing; an answer
-//     to a request the key paced that names another bucket is observed as ErrOtherBucket;
+//   - the key's home bucket is the quota its own limiter learns: the API's primary quota when it
+//     documents one (dialects.PrimaryBucket: GitHub's core), else the first bucket the key's
+//     answers name. That bucket's partition shares the key's limiter (its pause is its own), so a
+//     route moving to it starts from what was learned rather than from nothing (a limiter of its
+//     own spent, in the first seconds, a quota the key's had spent already);
+//   - an answer of another quota than the one a limiter learns is observed as ErrOtherBucket: by a
+//     bucket's limiter, any other bucket's; by the key's, a side quota's when the API has a
+//     primary one (GitHub's search answers are no evidence of core's);
 //   - a key set in the request's context (request.WithKey) is used as it is, without routes;
 //   - a throttle that says its scope is global (Discord's X-RateLimit-Global or
 //     X-RateLimit-Scope: global) pauses the key and every bucket of it, not only the route.

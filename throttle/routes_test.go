@@ -233,10 +233,10 @@ func TestRoutesConcurrent(t *testing.T) {
 	}
 }
 
-// The first bucket a key's own answers name is the quota the key's limiter has been learning: that
-// bucket's routes share the key's limiter (one made, not two), and an answer that names another
-// bucket teaches the limiter that paced it nothing (ErrOtherBucket), while the other bucket gets a
-// limiter of its own that learns from its own answers.
+// Without a primary quota (Discord's buckets are per route), the first bucket a key's own answers
+// name is its home: that bucket's routes share the key's limiter (one made, not two), the key's
+// limiter goes on learning from every route it paces (those not seen yet), and another bucket gets
+// a limiter of its own that learns from its own answers.
 func TestHomeBucketSharesTheKeysLimiter(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var made []*learningLimiter
@@ -262,7 +262,46 @@ func TestHomeBucketSharesTheKeysLimiter(t *testing.T) {
 		require.Len(t, made, 2, "the home bucket made no limiter of its own")
 		assert.Same(t, th.Limiter("discord.test"), th.Limiter(BucketKey("discord.test", "shared")))
 		assert.Same(t, made[1], th.Limiter(BucketKey("discord.test", "own")))
-		assert.Equal(t, []string{"200 OK", "200 OK", "error: " + ErrOtherBucket.Error()}, made[0].seen)
+		assert.Equal(t, []string{"200 OK", "200 OK", "200 OK"}, made[0].seen)
 		assert.Equal(t, []string{"200 OK"}, made[1].seen)
+	})
+}
+
+// GitHub's core is its primary quota: it is the key's home whichever resource answers first, the
+// key's limiter learns only core's answers (a search answer to a route it paced is ErrOtherBucket:
+// 30 a minute is no evidence of 5,000 an hour), and search gets a limiter of its own.
+func TestGitHubCoreIsTheKeysHome(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var made []*learningLimiter
+		th := newThrottle(t, WithLimiter(func(string) (Limiter, error) {
+			tb, err := NewTokenBucket(1000, 10)
+			require.NoError(t, err)
+			l := &learningLimiter{Limiter: tb}
+			made = append(made, l)
+			return l, nil
+		}))
+		rt := NewTransport(roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			res := "core"
+			if strings.HasPrefix(r.URL.Path, "/search/") {
+				res = "search"
+			}
+			resp := response(200, http.Header{"X-Ratelimit-Limit": {"30"}, "X-Ratelimit-Resource": {res}, "X-Github-Request-Id": {"1"}})
+			resp.Status = "200 " + res
+			return resp, nil
+		}), th)
+		ctx := context.Background()
+		const host = "https://api.github.test"
+		send(t, ctx, rt, "GET", host+"/search/code", "") // first: a search, paced by the key
+		send(t, ctx, rt, "GET", host+"/repos/o/r/issues/1", "")
+		send(t, ctx, rt, "GET", host+"/repos/o/r/issues/1", "") // its route now maps to core: the key's limiter
+		send(t, ctx, rt, "GET", host+"/search/code", "")        // maps to search: a limiter of its own
+		send(t, ctx, rt, "GET", host+"/search/issues", "")      // an unseen search route, paced by the key
+		require.Len(t, made, 2)
+		base := "api.github.test"
+		assert.Same(t, th.Limiter(base), th.Limiter(BucketKey(base, "core")))
+		assert.Same(t, made[1], th.Limiter(BucketKey(base, "search")))
+		other := "error: " + ErrOtherBucket.Error()
+		assert.Equal(t, []string{other, "200 core", "200 core", other}, made[0].seen)
+		assert.Equal(t, []string{"200 search"}, made[1].seen)
 	})
 }

@@ -26,11 +26,8 @@ import (
 //     the requests waiting behind it hold back too (at most WithMaxPause's maximum); the bucket
 //     it named too, and, when its scope is global (Discord's X-RateLimit-Global), every bucket of
 //     the key;
-//  6. if the key's Limiter implements Learner, it observes the outcome; an answer that names a
-//     bucket other than the one the limiter learns is observed as ErrOtherBucket (no evidence).
-//     The first bucket a key's own answers name is its home: its quota is the one the key's
-//     limiter has been learning, and the bucket's partition shares that limiter rather than
-//     starting a new one from nothing.
+//  6. if the key's Limiter implements Learner, it observes the outcome; an answer of another
+//     quota than the one the limiter learns is observed as ErrOtherBucket (see routes.go).
 //
 // It never modifies the request. When it refuses a request without calling next (the context
 // ended, the wait would pass the deadline, a full backlog, ErrTooManyKeys, per-request settings
@@ -123,8 +120,12 @@ func (t *Throttle) observe(p *partition, base string, req *http.Request, sent ti
 		bucketKey := p.key
 		if base != "" {
 			if b := dialects.Bucket(resp); b != "" {
+				primary := dialects.PrimaryBucket(resp)
+				if p.key == base && !p.homeSet.Load() && (primary == "" || b == primary) {
+					t.setHome(p, b) // before the route maps to it: see acquire
+				}
 				bucketKey = t.routes.learn(base, req, b)
-				if !t.learnsBucket(p, base, bucketKey, b) {
+				if !learnsBucket(p, base, bucketKey, b, primary) {
 					lresp, lerr = nil, ErrOtherBucket
 				}
 			}
@@ -185,19 +186,25 @@ func (t *Throttle) observe(p *partition, base string, req *http.Request, sent ti
 }
 
 // learnsBucket reports whether p's limiter learns the quota of bucket b under base, whose key is
-// bucketKey: p is that bucket's partition, or base's own partition and b is its home (the first
-// bucket its answers named, which this answer may be). Only for base's own partition does it take
-// t.mu: a route it paces is one not yet seen.
-func (t *Throttle) learnsBucket(p *partition, base, bucketKey, b string) bool {
+// bucketKey (primary: the API's primary bucket, "" when it has none). A bucket's partition learns
+// its own bucket's. The key's own partition learns every answer of an API without a primary quota
+// (the routes it paces are those not seen yet, whatever their buckets), and of one with a primary
+// quota only that quota's: GitHub's search answers are no evidence of core's.
+func learnsBucket(p *partition, base, bucketKey, b, primary string) bool {
 	if p.key != base {
 		return p.key == bucketKey
 	}
+	return primary == "" || b == primary
+}
+
+// setHome makes b the home of p, a key's own partition, unless it has one.
+func (t *Throttle) setHome(p *partition, b string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if p.home == "" {
 		p.home = b
+		p.homeSet.Store(true)
 	}
-	return p.home == b
 }
 
 // CloseIdleConnections closes the idle connections of the next RoundTripper, if it can, so that
