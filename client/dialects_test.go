@@ -1,7 +1,10 @@
 package client
 
 import (
+	"fmt"
 	"net/http"
+	"strconv"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -57,5 +60,51 @@ func TestPersonasLoseNothing(t *testing.T) {
 				})
 			})
 		}
+	}
+}
+
+// TestGitHubSearchFirstDoesNotPinCore: GitHub counts search calls against a quota of their own (30
+// a minute) and every other REST call against core (5,000 an hour). Whichever resource answers a
+// client's first call, the core calls that follow, on paths never seen before (issue numbers), are
+// paced by core's quota: 40 of them take at most the 40 spacings of 5,000 an hour (0.72 s each) and
+// the round trips, not a spacing of search's 30 a minute (2 s). The answers are GitHub's headers,
+// written here by hand.
+func TestGitHubSearchFirstDoesNotPinCore(t *testing.T) {
+	for _, first := range []string{"/search/code?q=x", "/repos/o/r"} {
+		t.Run(first, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				left := map[string]int{"core": 5000, "search": 30}
+				base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+					res, limit := "core", 5000
+					if strings.HasPrefix(r.URL.Path, "/search/") {
+						res, limit = "search", 30
+					}
+					left[res]-- // one request at a time: no lock needed
+					h := http.Header{}
+					h.Set("X-GitHub-Request-Id", "CB4E:1F0A:2C3C7A:5B3C2B:64D3A1B0")
+					h.Set("x-ratelimit-limit", strconv.Itoa(limit))
+					h.Set("x-ratelimit-remaining", strconv.Itoa(left[res]))
+					h.Set("x-ratelimit-used", strconv.Itoa(limit-left[res]))
+					h.Set("x-ratelimit-reset", strconv.FormatInt(time.Now().Add(time.Hour).Unix(), 10))
+					h.Set("x-ratelimit-resource", res)
+					return &http.Response{StatusCode: http.StatusOK, Header: h, Body: http.NoBody, Request: r}, nil
+				})
+				c := New(WithBase(base))
+				get := func(path string) {
+					resp, err := c.Get("https://api.github.test" + path)
+					if !assert.NoError(t, err) {
+						return
+					}
+					resp.Body.Close()
+				}
+				get(first)
+				start := time.Now()
+				for i := range 40 {
+					get(fmt.Sprintf("/repos/o/r/issues/%d", i))
+				}
+				coreSpacing := time.Hour / 5000
+				assert.LessOrEqual(t, time.Since(start), 41*coreSpacing, "40 core calls after %s", first)
+			})
+		})
 	}
 }
