@@ -19,6 +19,9 @@ type partition struct {
 	// homeSet mirrors it being set, for reading without the lock.
 	home    string
 	homeSet atomic.Bool
+	// sharesBase is set on the home bucket's partition, which paces with its key's limiter: a
+	// pause of either is a pause of both (the quota is one). Written with lim, before limInit.
+	sharesBase bool
 
 	// refs counts the requests waiting or in flight on this partition. Eviction (Throttle.mu held)
 	// swaps a count of 0 for evictedRefs, so a partition in use is never evicted; acquire's fast

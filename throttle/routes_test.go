@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -303,5 +304,32 @@ func TestGitHubCoreIsTheKeysHome(t *testing.T) {
 		other := "error: " + ErrOtherBucket.Error()
 		assert.Equal(t, []string{other, "200 core", "200 core", other}, made[0].seen)
 		assert.Equal(t, []string{"200 search"}, made[1].seen)
+	})
+}
+
+// A throttle on the home bucket pauses its key too: the routes not seen yet, paced by the key,
+// count against the same quota (GitHub's primary limit, a 403 with nothing remaining until its
+// reset).
+func TestHomeBucketPauseHoldsTheKey(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		th := newThrottle(t, WithLimiter(func(string) (Limiter, error) { return NewTokenBucket(1000, 10) }))
+		throttled := false
+		rt := NewTransport(roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			h := http.Header{"X-Github-Request-Id": {"1"}, "X-Ratelimit-Limit": {"60"}, "X-Ratelimit-Resource": {"core"}}
+			if throttled {
+				h.Set("X-Ratelimit-Remaining", "0")
+				h.Set("X-Ratelimit-Reset", strconv.FormatInt(time.Now().Add(time.Minute).Unix(), 10))
+				return response(http.StatusForbidden, h), nil
+			}
+			h.Set("X-Ratelimit-Remaining", "59")
+			return response(http.StatusOK, h), nil
+		}), th)
+		ctx := context.Background()
+		const host = "https://api.github.test"
+		send(t, ctx, rt, "GET", host+"/repos/o/r", "") // names core: the home, its route mapped
+		throttled = true
+		assert.Equal(t, http.StatusForbidden, send(t, ctx, rt, "GET", host+"/repos/o/r", "")) // paced by the home bucket
+		assert.False(t, th.PausedUntil(BucketKey("api.github.test", "core")).IsZero())
+		assert.False(t, th.PausedUntil("api.github.test").IsZero(), "the key's unseen routes count against the same quota")
 	})
 }

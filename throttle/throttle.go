@@ -254,6 +254,7 @@ func (t *Throttle) acquire(key, base string) (*partition, error) {
 			// spending a quota the key's limiter had spent already (GitHub's core, Discord's
 			// first bucket: 11 throttles at 5/s in the first seconds).
 			p.lim, p.learner, p.costs, p.attempts = hp.lim, hp.learner, hp.costs, hp.attempts
+			p.sharesBase = true
 		} else if t.factory != nil {
 			lim, err := t.factory(key)
 			if err != nil {

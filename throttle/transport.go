@@ -154,6 +154,15 @@ func (t *Throttle) observe(p *partition, base string, req *http.Request, sent ti
 			switch {
 			case global:
 				t.pauseAll(base, until)
+			case p.sharesBase && bucketKey == p.key:
+				// The home bucket: its key paces the routes not seen yet, which count against
+				// the same quota (GitHub's core calls on paths never seen before).
+				t.mu.Lock()
+				bp := t.lookup(p.base, "")
+				t.mu.Unlock()
+				if bp != nil {
+					bp.pause(until)
+				}
 			case bucketKey != p.key:
 				// A route paced by its key until now: the bucket its response named holds back
 				// too (the route's next requests are paced by it).
