@@ -160,8 +160,8 @@ func (s *Store) send(batch []*call) {
 			calls = append(calls, batch[i])
 		}
 	}
-	ctx, cancel := withDeadline(s.cfg.timeout)
-	defer cancel()
+	ctx := s.deadlines.start(s.cfg.timeout)
+	defer ctx.cancel()
 	s.roundTrips.Add(1)
 	var rs []result
 	var err error

@@ -39,6 +39,8 @@ type Store struct {
 	circuit  circuit
 	batch    coalescer
 	ledger   ledger
+	// deadlines ends the round trips' contexts at their deadlines (deadline.go).
+	deadlines deadlines
 
 	id        string       // this store's registration (registry.go)
 	instances atomic.Int64 // instances registered, as last seen
