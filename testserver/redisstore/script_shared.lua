@@ -34,7 +34,8 @@ if string.format('%d', 2^53) == '9007199254740992' then INT1, INT3 = '%d', '%d %
 
 local NEVER = -1
 local OVERDUE = -2
-local TOKEN, LEAKY, FIXED, LOG, SLIDING = 1, 2, 3, 4, 5
+-- The algorithm kinds as the arguments spell them: compared as strings, never converted.
+local TOKEN, LEAKY, FIXED, LOG, SLIDING = '1', '2', '3', '4', '5'
 
 -- floor(a/b) and ceil(a/b) for integers a >= 0, b > 0, corrected for the rounding of a/b.
 local function fdiv(a, b)
@@ -60,16 +61,17 @@ else
   t = tonumber(ARGV[1])
 end
 
--- Which algorithms this request uses (its kinds, compared as strings): only their functions are
--- made.
-local nchecks = tonumber(ARGV[3])
+-- Which algorithms this request uses: only their functions are made. (One check, the usual
+-- request, is recognised without a tonumber: see script_args.lua.)
+local nchecks = 1
+if ARGV[3] ~= '1' then nchecks = tonumber(ARGV[3]) end
 local buckets, fixed, sliding, logs
 for o = 4, 3 + 9 * nchecks, 9 do
   local k = ARGV[o]
-  if k == '1' or k == '2' then buckets = true
-  elseif k == '3' then fixed = true
-  elseif k == '4' then logs = true
-  elseif k == '5' then sliding = true end
+  if k == TOKEN or k == LEAKY then buckets = true
+  elseif k == FIXED then fixed = true
+  elseif k == LOG then logs = true
+  elseif k == SLIDING then sliding = true end
 end
 
 local deficit, bucket_decide, bucket_commit
@@ -266,4 +268,6 @@ end
 -- capturing a dozen upvalues between them, about 1.2 µs of the 9 a one-check EVALSHA costs Redis
 -- (measured with the blocks as functions).
 local tonumber, max, format, call, argv = tonumber, math.max, string.format, redis.call, ARGV
-local minttl = tonumber(argv[2])
+-- The least time to live: 0 unless the caller sends the time (recognised without a tonumber).
+local minttl = 0
+if argv[2] ~= '0' then minttl = tonumber(argv[2]) end
