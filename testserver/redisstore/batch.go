@@ -166,11 +166,19 @@ func (s *Store) send(batch []*call) {
 	var rs []result
 	var err error
 	if s.direct {
-		// What s.call does for a direct client, without the closure it would cost.
-		rs, err = s.exec(ctx, calls)
+		// What s.call does for a direct client, without the closure it would cost; a lone call's
+		// result stays on this stack.
+		var one [1]result
+		rs = one[:0]
+		if len(calls) > 1 {
+			rs = make([]result, 0, len(calls))
+		}
+		rs, err = s.exec(ctx, calls, rs)
 	} else {
 		var v any
-		if v, err = s.call(ctx, func(ctx context.Context) (any, error) { return s.exec(ctx, calls) }); err == nil {
+		if v, err = s.call(ctx, func(ctx context.Context) (any, error) {
+			return s.exec(ctx, calls, make([]result, 0, len(calls)))
+		}); err == nil {
 			rs = v.([]result)
 		}
 	}
@@ -219,10 +227,11 @@ type result struct {
 }
 
 // exec runs the scripts of calls on the client: one EVALSHA alone, or a pipeline; those Redis
-// answers NOSCRIPT run again by EVAL (which also loads the script). The error is a failure of the
-// round trip; a script's own error is in its result.
-func (s *Store) exec(ctx context.Context, calls []*call) ([]result, error) {
-	out := make([]result, len(calls))
+// answers NOSCRIPT run again by EVAL (which also loads the script). It returns the results, in
+// out (empty, with room for one per call). The error is a failure of the round trip; a script's
+// own error is in its result.
+func (s *Store) exec(ctx context.Context, calls []*call, out []result) ([]result, error) {
+	out = out[:len(calls)]
 	if len(calls) == 1 {
 		c := calls[0]
 		cmd := evalSha(ctx, c)
