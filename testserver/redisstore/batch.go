@@ -226,8 +226,9 @@ type result struct {
 	err error
 }
 
-// exec runs the scripts of calls on the client: one EVALSHA alone, or a pipeline; those Redis
-// answers NOSCRIPT run again by EVAL (which also loads the script). It returns the results, in
+// exec runs the scripts of calls on the client: one FCALL or EVALSHA alone, or a pipeline; those
+// Redis answers NOSCRIPT, or does not find the function of, run again by EVAL (which also loads
+// the script). It returns the results, in
 // out (empty, with room for one per call). The error is a failure of the round trip; a script's
 // own error is in its result.
 func (s *Store) exec(ctx context.Context, calls []*call, out []result) ([]result, error) {
@@ -236,7 +237,7 @@ func (s *Store) exec(ctx context.Context, calls []*call, out []result) ([]result
 		c := calls[0]
 		cmd := evalSha(ctx, c)
 		err := s.client.Process(ctx, cmd)
-		if isNoScript(err) {
+		if s.isNoScript(err) {
 			cmd = eval(ctx, c)
 			err = s.client.Process(ctx, cmd)
 		}
@@ -258,7 +259,7 @@ func (s *Store) exec(ctx context.Context, calls []*call, out []result) ([]result
 	var again []int
 	for j, cmd := range cmds {
 		v, err := cmd.Result()
-		if isNoScript(err) {
+		if s.isNoScript(err) {
 			again = append(again, j)
 			continue
 		}
@@ -287,7 +288,8 @@ func (s *Store) exec(ctx context.Context, calls []*call, out []result) ([]result
 	return out, nil
 }
 
-// evalSha returns c's EVALSHA command, on c's own arguments (go-redis keeps the slice: no copy).
+// evalSha returns c's EVALSHA or FCALL command, on c's own arguments (go-redis keeps the slice: no
+// copy).
 func evalSha(ctx context.Context, c *call) *redis.Cmd {
 	cmd := redis.NewCmd(ctx, c.cmd...)
 	cmd.SetFirstKeyPos(3) // for a Cluster client: the slot is the first key's
@@ -303,8 +305,20 @@ func eval(ctx context.Context, c *call) *redis.Cmd {
 	return cmd
 }
 
-// isNoScript reports whether Redis did not know the script (EVALSHA's NOSCRIPT).
-func isNoScript(err error) bool { return err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") }
+// isNoScript reports whether Redis did not know the script (EVALSHA's NOSCRIPT) or the function
+// (FCALL's "Function not found"). A missing function turns FCALL off until the heartbeat has
+// loaded the library again (Redis lost it: a restart without its data, or FUNCTION FLUSH).
+func (s *Store) isNoScript(err error) bool {
+	if err == nil {
+		return false
+	}
+	if redis.HasErrorPrefix(err, "Function not found") {
+		s.fcall.Store(false)
+		s.libraryLost.Store(true)
+		return true
+	}
+	return redis.HasErrorPrefix(err, "NOSCRIPT")
+}
 
 // isReplyError reports whether err is an error reply from Redis (the round trip worked), as
 // opposed to a failure to get a reply.

@@ -21,7 +21,8 @@ func (answerDecisions) DialHook(next redis.DialHook) redis.DialHook { return nex
 
 func (h answerDecisions) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
-		if c, ok := cmd.(*redis.Cmd); ok && cmd.Name() == "evalsha" && (c.Args()[1] == scriptOne.Hash() || c.Args()[1] == scriptMany.Hash()) {
+		if c, ok := cmd.(*redis.Cmd); ok && (cmd.Name() == "evalsha" || cmd.Name() == "fcall") &&
+			(c.Args()[1] == scriptOne.sha || c.Args()[1] == scriptMany.sha || c.Args()[1] == scriptOne.fn || c.Args()[1] == scriptMany.fn) {
 			c.SetVal(append([]any(nil), h.reply...))
 			return nil
 		}

@@ -1,4 +1,4 @@
--- steady redisstore: the driver for any number of checks (after script_shared.lua). Decides every
+-- steady redisstore: the driver for any number of checks (after script_locals.lua). Decides every
 -- check, loading each state once (two checks may share one), commits them all if every enforced
 -- check allowed (charges always), and writes each committed state once.
 local keys = KEYS

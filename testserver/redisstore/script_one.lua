@@ -1,4 +1,4 @@
--- steady redisstore: the driver for one check (after script_shared.lua), the usual request: what
+-- steady redisstore: the driver for one check (after script_locals.lua), the usual request: what
 -- script_many.lua does for a list of one, without the lists (no table of states, none of commits).
 local o = 3
 --#include script_args.lua
