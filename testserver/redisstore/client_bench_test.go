@@ -76,7 +76,7 @@ func BenchmarkClientPath(b *testing.B) {
 		b.ReportAllocs()
 		for i := 0; b.Loop(); i++ {
 			ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-			_, err := rdb.EvalSha(ctx, scriptOne.Hash(), []string{keys[i%len(keys)]}, "", 0, 1, 1, 1, 0, -1, 100_000, 100_000, 60_000_000, 0, 0).Result()
+			_, err := rdb.EvalSha(ctx, scriptOne.Hash(), []string{keys[i%len(keys)]}, "", 0, 1, 1, 1, 0, 100_000, 100_000, 60_000_000).Result()
 			cancel()
 			if err != nil {
 				b.Fatal(err)

@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -91,5 +92,33 @@ func TestWithoutFunctions(t *testing.T) {
 	admitsExactly(t, st, "k", 3, nil)
 	if st.fcall.Load() {
 		t.Fatal("the store turned to functions it could not load")
+	}
+}
+
+// TestLibraryNumbers: the library keeps the numbers of the rules' limits, bursts and windows
+// between calls (at most NUMS_MAX strings, then it starts again): more distinct rules than it
+// keeps, each asked twice, decide as they must, through the kept numbers, after the table started
+// again, and without it (the scripts).
+func TestLibraryNumbers(t *testing.T) {
+	url := startRedis(t).URL()
+	for _, scripts := range []bool{false, true} {
+		st := openStore(t, url)
+		if scripts {
+			st.fcall.Store(false)
+		} else if !st.fcall.Load() {
+			t.Skip("this Redis has no functions (before Redis 7)")
+		}
+		const rules = 400 // 3 strings each: 1200, beyond NUMS_MAX (1024)
+		for pass := range int64(2) {
+			for i := range int64(rules) {
+				limit := 1000 + i
+				// One token per 100 s: no refill between the passes on the slowest machine.
+				tb := mustAlg(t, algorithm.NameTokenBucket, limit, time.Duration(limit)*100*time.Second, 0)
+				d := apply(t, st, time.Now(), testserver.StoreCheck{Rule: "r", Scope: "s", Key: strconv.FormatInt(i, 10), N: 1, Algorithm: tb})[0].Decision
+				if !d.Allowed || d.Limit != limit || d.Remaining != limit-1-pass {
+					t.Fatalf("scripts %t, pass %d, limit %d: %+v", scripts, pass, limit, d)
+				}
+			}
+		}
 	}
 }

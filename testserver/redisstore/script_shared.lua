@@ -13,8 +13,10 @@
 -- ARGV[1]: decision time in µs since the epoch, or "" to read Redis TIME.
 -- ARGV[2]: the least time to live of a written state, µs (with the caller's clock).
 -- ARGV[3]: number of checks. Then 9 values per check:
---   kind, n, flag (0: enforce, 1: advisory, 2: charge), maxdelay µs (-1: none), limit, burst, window µs,
---   publish limit (0: no publish algorithm), publish burst.
+--   kind, n, flag (0: enforce, 1: advisory, 2: charge), limit, burst, window µs,
+--   maxdelay µs (-1: none), publish limit (0: no publish algorithm), publish burst;
+--   for a request of one check, the last three may be left out when they are -1, 0, 0, and the
+--   publish ones when they are 0, 0 (fewer arguments cost Redis less for the usual check).
 -- KEYS: per check its state key (a string: three integers a, b, c), and for the sliding log
 -- (kind 4) its sorted-set key.
 -- A charge is committed whatever the decision (the state may go beyond the limit: a debt that
@@ -56,4 +58,10 @@ local INT1, INT3
 local t
 -- Which algorithms are made (script_kinds.lua, or all of them in a library).
 local buckets, fixed, sliding, logs
+-- A library's numbers of limits, bursts and windows by the strings the arguments spell them with
+-- (a rule sends the same ones on every decision), kept between calls so that each is converted
+-- once rather than on every decision (see script_args.lua); nnums counts them, and past NUMS_MAX
+-- (a few dozen kB) the table starts again. A script's run has none (nil): it converts them.
+local nums, nnums
+local NUMS_MAX = 1024
 

@@ -354,7 +354,8 @@ func (s *Store) prepare(checks []testserver.StoreCheck, cs []check) ([]check, er
 // changes no decision.)
 const CallerClockMinTTL = 10 * time.Minute
 
-// argsPerCheck is the number of script arguments per check (see script_shared.lua).
+// argsPerCheck is the number of script arguments per check (see script_shared.lua); a lone
+// check may send fewer.
 const argsPerCheck = 9
 
 // noMaxDelay is the script's max delay argument for a check without one, converted once.
@@ -418,7 +419,14 @@ func (s *Store) encode(checks []testserver.StoreCheck, cs []check, nowArg string
 		case ch.Advisory:
 			adv = 1
 		}
-		cmd = append(cmd, int64(p.alg.kind), ch.N, adv, maxDelayArg(ch.MaxDelay), p.alg.limit, p.alg.burst, p.alg.windowUS, p.pub.limit, p.pub.burst)
+		cmd = append(cmd, int64(p.alg.kind), ch.N, adv, p.alg.limit, p.alg.burst, p.alg.windowUS)
+		// The optional three: left out of a lone check that has neither (see script_shared.lua).
+		switch {
+		case len(checks) > 1 || p.hasPub:
+			cmd = append(cmd, maxDelayArg(ch.MaxDelay), p.pub.limit, p.pub.burst)
+		case ch.MaxDelay > 0:
+			cmd = append(cmd, maxDelayArg(ch.MaxDelay))
+		}
 	}
 	c.cmd = cmd
 	return c, nil
