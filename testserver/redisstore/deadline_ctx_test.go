@@ -100,7 +100,8 @@ func TestDeadlineCtx(t *testing.T) {
 // TestDeadlinesShareATimer checks the contexts of one deadlines, whose Done channels one timer
 // closes: in virtual time, each channel closes exactly at its context's deadline, whatever the order
 // the contexts were made and asked for Done in, whichever of them were cancelled first (cancel
-// closes at once and the others keep their deadlines), and again after the timer has been idle.
+// closes at once and the others keep their deadlines), again after the timer has been idle, and at
+// once for a context first asked for Done after its deadline.
 func TestDeadlinesShareATimer(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var w deadlines
@@ -150,6 +151,14 @@ func TestDeadlinesShareATimer(t *testing.T) {
 		<-c.Done()
 		if got := time.Since(at); got != 5*time.Millisecond {
 			t.Fatalf("after an idle second: Done closed after %v, want 5ms", got)
+		}
+		// Asked for Done only after its deadline: closed at once.
+		late := w.start(time.Millisecond)
+		time.Sleep(2 * time.Millisecond)
+		at = time.Now()
+		<-late.Done()
+		if got := time.Since(at); got != 0 || !errors.Is(late.Err(), context.DeadlineExceeded) {
+			t.Fatalf("Done asked after the deadline: closed after %v, Err %v", got, late.Err())
 		}
 	})
 }
