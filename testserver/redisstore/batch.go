@@ -24,23 +24,50 @@ import (
 // half). Each costs one connection, opened before serving.
 const DefaultPipelines = 4
 
-// call is one Apply's script run, waiting for its round trip.
+// call is one Apply's script run, waiting for its round trip. Calls are recycled (newCall,
+// release) by a store whose client honours deadlines: nothing holds one after its Apply returns
+// (its round trip has ended, by its reply or its deadline; go-redis keeps neither the command nor
+// the context after Process returns). A call a decision makes this way costs no allocation, and
+// the memory of a lone caller's decisions is the same few cache lines over and over rather than
+// 400 fresh bytes each (measured: a lone caller is several percent slower against redis_rate when
+// every allocation is fresh, GOGC=off).
 type call struct {
 	script *luaScript
-	// cmd is the EVALSHA command: "evalsha", the script's hash, the number of keys, the keys, the
-	// arguments (see encode).
+	// cmd is the FCALL or EVALSHA command: "fcall" or "evalsha", the function's name or the
+	// script's hash, the number of keys, the keys, the arguments (see encode).
 	cmd []any
 	// buf holds cmd for a request of one check (3 + 1 key + 3 + argsPerCheck), so that the call
 	// and its command are one allocation.
 	buf [16]any
 	gen int64 // the circuit's generation when the call was allowed
 	// done receives the outcome, or a batch to lead; exactly one message per call. Made when the
-	// call waits: a call that leads at once (a lone caller) needs none.
+	// call first waits (a call that leads at once, as a lone caller's, needs none) and kept when the
+	// call is recycled: it is empty again once the message is received.
 	done chan outcome
 	// out is the outcome, set by the round trip that carried the call (send).
 	out outcome
 	// alone holds the batch of a call that leads a round trip by itself (a lone caller).
 	alone [1]*call
+}
+
+// callPool holds recycled calls (see call).
+var callPool = sync.Pool{New: func() any { return new(call) }}
+
+// newCall returns a call of sc: recycled, or new.
+func newCall(sc *luaScript) *call {
+	c := callPool.Get().(*call)
+	c.script = sc
+	return c
+}
+
+// release recycles c, whose Apply is over, when the store's client honours deadlines (else the
+// goroutine a missed deadline left behind may still be sending c).
+func (s *Store) release(c *call) {
+	if !s.direct {
+		return
+	}
+	*c = call{done: c.done}
+	callPool.Put(c)
 }
 
 // outcome is the end of a call's round trip.
@@ -85,7 +112,9 @@ func (s *Store) roundTrip(ctx context.Context, c *call) outcome {
 		b.mu.Unlock()
 		return s.lead(batch, c)
 	}
-	c.done = make(chan outcome, 1)
+	if c.done == nil {
+		c.done = make(chan outcome, 1)
+	}
 	b.pending = append(b.pending, c)
 	b.mu.Unlock()
 	select {

@@ -274,6 +274,7 @@ func (s *Store) Apply(ctx context.Context, now time.Time, checks []testserver.St
 	if err != nil {
 		return nil, err
 	}
+	defer s.release(c)
 	gen := s.circuit.generation()
 	if !s.circuit.allow() {
 		s.skipped.Add(1)
@@ -381,7 +382,7 @@ func (s *Store) encode(checks []testserver.StoreCheck, cs []check, nowArg string
 		}
 	}
 	sc := scriptFor(len(checks))
-	c := &call{script: sc}
+	c := newCall(sc)
 	cmd := c.buf[:0]
 	if n := 3 + nkeys + 3 + argsPerCheck*len(checks); n > len(c.buf) {
 		cmd = make([]any, 0, n)
