@@ -5,6 +5,7 @@ local keys = KEYS
 local states = {}
 local commits = {} -- per check that commits if all do: {reply offset, kind, n, L, W, publish L, state, zset key}
 local out = {0, 0, 0, 0, 0, 0} -- room for one check's reply without publish
+local scratch -- none: every state has its own table
 local p = 0 -- reply entries so far
 local ok = true
 local ki = 1

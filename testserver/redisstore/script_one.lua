@@ -3,9 +3,14 @@
 local o = 3
 --#include script_args.lua
 local hk, zk = KEYS[1], KEYS[2]
-local st
+local st, scratch = nil, one_st
 --#include script_read.lua
-local out, p, al = {0, 0, 0, 0, 0, 0}, 0, 0
+local out, p, al = one_out, 0, 0
+if out then
+  out[7] = nil -- the reply ends after 6 unless the check has a publish algorithm
+else
+  out = {0, 0, 0, 0, 0, 0}
+end
 --#include script_decide.lua
 if al == 1 or flag == '2' then
   --#include script_commit.lua

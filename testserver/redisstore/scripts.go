@@ -98,7 +98,7 @@ func newLuaLibrary(drivers map[*luaScript]string) *luaLibrary {
 	b.WriteString("#!lua name=" + lib.name + "\n")
 	b.WriteString(readScriptFile("script_shared.lua"))
 	b.WriteString("buckets, fixed, sliding, logs = true, true, true, true\n")
-	b.WriteString("nums, nnums = {}, 0\n")
+	b.WriteString("nums, nnums, one_st, one_out = {}, 0, {}, {}\n")
 	b.WriteString(readScriptFile("script_algorithms.lua"))
 	for _, sc := range []*luaScript{scriptOne, scriptMany} {
 		driver := drivers[sc]
