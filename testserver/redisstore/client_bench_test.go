@@ -21,7 +21,8 @@ func (answerDecisions) DialHook(next redis.DialHook) redis.DialHook { return nex
 
 func (h answerDecisions) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
-		if c, ok := cmd.(*redis.Cmd); ok && cmd.Name() == "evalsha" && (c.Args()[1] == scriptOne.Hash() || c.Args()[1] == scriptMany.Hash()) {
+		if c, ok := cmd.(*redis.Cmd); ok && (cmd.Name() == "evalsha" || cmd.Name() == "fcall") &&
+			(c.Args()[1] == scriptOne.sha || c.Args()[1] == scriptMany.sha || c.Args()[1] == scriptOne.fn || c.Args()[1] == scriptMany.fn) {
 			c.SetVal(append([]any(nil), h.reply...))
 			return nil
 		}
@@ -75,7 +76,7 @@ func BenchmarkClientPath(b *testing.B) {
 		b.ReportAllocs()
 		for i := 0; b.Loop(); i++ {
 			ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-			_, err := rdb.EvalSha(ctx, scriptOne.Hash(), []string{keys[i%len(keys)]}, "", 0, 1, 1, 1, 0, -1, 100_000, 100_000, 60_000_000, 0, 0).Result()
+			_, err := rdb.EvalSha(ctx, scriptOne.Hash(), []string{keys[i%len(keys)]}, "", 0, 1, 1, 1, 0, 100_000, 100_000, 60_000_000).Result()
 			cancel()
 			if err != nil {
 				b.Fatal(err)

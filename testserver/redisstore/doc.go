@@ -10,7 +10,9 @@
 //
 // Every Apply runs one Lua script (one for a request of one check, the usual one, and one for
 // several; both are built from the same Lua pieces, see scripts.go), loaded before the store is
-// returned and run by EVALSHA (EVAL when Redis does not know it, after a restart), that reads the
+// returned and run as a function of the store's library by FCALL on Redis 7 and later (FUNCTION
+// LOAD; the library's name carries a hash of the scripts, so releases sharing one Redis each call
+// their own), else by EVALSHA (EVAL when Redis does not know it, after a restart), that reads the
 // state of every check of the request, decides them all, and writes back only when every check
 // that is not advisory admits — so a request that must pass several limits (IP and user, user
 // and route) is decided all-or-nothing: a denial by one consumes nothing from the others. Redis

@@ -45,6 +45,9 @@ func TestRealCluster(t *testing.T) {
 			_ = st.Close()
 			_ = cc.Close()
 		})
+		if !st.fcall.Load() {
+			t.Fatal("the library not loaded on the cluster's masters") // Redis 7: it has functions
+		}
 		return st, cc
 	}
 	const limit = 10

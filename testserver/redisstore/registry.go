@@ -53,7 +53,8 @@ func (s *Store) register(ctx context.Context) bool {
 }
 
 // heartbeat renews the registration every retry interval until Close, skipping beats while the
-// circuit is open (Redis is failing; the last count stands). It runs in its own goroutine.
+// circuit is open (Redis is failing; the last count stands), and loads the library again when a
+// decision found it missing. It runs in its own goroutine.
 func (s *Store) heartbeat() {
 	defer s.beats.Done()
 	t := time.NewTicker(s.cfg.retryInterval)
@@ -68,6 +69,9 @@ func (s *Store) heartbeat() {
 			continue
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), s.cfg.timeout)
+		if s.libraryLost.Load() {
+			s.loadLibrary(ctx)
+		}
 		s.register(ctx)
 		cancel()
 	}

@@ -1,10 +1,11 @@
--- steady redisstore: the driver for any number of checks (after script_shared.lua). Decides every
+-- steady redisstore: the driver for any number of checks (after script_locals.lua). Decides every
 -- check, loading each state once (two checks may share one), commits them all if every enforced
 -- check allowed (charges always), and writes each committed state once.
 local keys = KEYS
 local states = {}
 local commits = {} -- per check that commits if all do: {reply offset, kind, n, L, W, publish L, state, zset key}
 local out = {0, 0, 0, 0, 0, 0} -- room for one check's reply without publish
+local scratch -- none: every state has its own table
 local p = 0 -- reply entries so far
 local ok = true
 local ki = 1

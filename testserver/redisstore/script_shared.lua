@@ -1,16 +1,22 @@
--- steady redisstore: the pieces every decision script shares (scripts.go puts a driver after them:
--- script_many.lua for any number of checks, script_one.lua for one). The drivers decide every check
+-- steady redisstore: the definitions every decision script shares. scripts.go makes of the pieces
+-- two scripts (EVALSHA) and a library of two functions (FCALL) with the same arguments and reply:
+-- script_many.lua decides any number of checks, script_one.lua one. The drivers decide every check
 -- of one request, all-or-nothing, atomically, and differ only in how many checks they loop over:
 -- the arguments, the algorithms, the state's encoding and the reply are here and in the blocks
--- they include, once.
+-- they include, once. This file and script_algorithms.lua are the chunk's (a library's: made once
+-- when it is loaded, where no global but redis can be read); script_call.lua, script_kinds.lua
+-- and script_locals.lua start each run (each call of a function, which has no kinds block: all its
+-- algorithms are made at load).
 -- Mirrors package algorithm's integer-nanosecond arithmetic in integer microseconds; every number
 -- stays below 2^53 within the bounds the Go side enforces (bounds.go), so doubles are exact.
 --
 -- ARGV[1]: decision time in µs since the epoch, or "" to read Redis TIME.
 -- ARGV[2]: the least time to live of a written state, µs (with the caller's clock).
 -- ARGV[3]: number of checks. Then 9 values per check:
---   kind, n, flag (0: enforce, 1: advisory, 2: charge), maxdelay µs (-1: none), limit, burst, window µs,
---   publish limit (0: no publish algorithm), publish burst.
+--   kind, n, flag (0: enforce, 1: advisory, 2: charge), limit, burst, window µs,
+--   maxdelay µs (-1: none), publish limit (0: no publish algorithm), publish burst;
+--   for a request of one check, the last three may be left out when they are -1, 0, 0, and the
+--   publish ones when they are 0, 0 (fewer arguments cost Redis less for the usual check).
 -- KEYS: per check its state key (a string: three integers a, b, c), and for the sliding log
 -- (kind 4) its sorted-set key.
 -- A charge is committed whatever the decision (the state may go beyond the limit: a debt that
@@ -21,20 +27,15 @@
 -- delay) after them: 6 or 11 integers.
 --
 -- The script runs on every decision inside Redis's single thread, so it is written for its cost
--- there (Lua 5.1): every local function is a new closure on every run, and every local of this
--- chunk it uses a new upvalue, so only the algorithms a request uses are made, they capture few
--- locals, and the tables made per run are few (a state per key, an entry per committing check of
--- several, the reply).
-
--- How integers are written: with %d, less than half the cost of %.0f in Redis's Lua, where %d
--- formats a C long that holds every integer the bounds allow (64 bits, as on every 64-bit Unix);
--- with %.0f, exact everywhere, where it does not (a 32-bit build, or Windows, whose long has 32).
-local INT1, INT3 = '%.0f', '%.0f %.0f %.0f'
-if string.format('%d', 2^53) == '9007199254740992' then INT1, INT3 = '%d', '%d %d %d' end
+-- there (Lua 5.1): as a script, every local function is a new closure on every run, and every
+-- local of this chunk it uses a new upvalue, so only the algorithms a request uses are made, they
+-- capture few locals, and the tables made per run are few (a state per key, an entry per
+-- committing check of several, the reply).
 
 local NEVER = -1
 local OVERDUE = -2
-local TOKEN, LEAKY, FIXED, LOG, SLIDING = 1, 2, 3, 4, 5
+-- The algorithm kinds as the arguments spell them: compared as strings, never converted.
+local TOKEN, LEAKY, FIXED, LOG, SLIDING = '1', '2', '3', '4', '5'
 
 -- floor(a/b) and ceil(a/b) for integers a >= 0, b > 0, corrected for the rounding of a/b.
 local function fdiv(a, b)
@@ -52,218 +53,19 @@ local function cdiv(a, b)
   return q
 end
 
+-- Set by script_call.lua: the formats of integers, and the decision time in µs.
+local INT1, INT3
 local t
-if ARGV[1] == '' then
-  local tm = redis.call('TIME')
-  t = tonumber(tm[1]) * 1000000 + tonumber(tm[2])
-else
-  t = tonumber(ARGV[1])
-end
-
--- Which algorithms this request uses (its kinds, compared as strings): only their functions are
--- made.
-local nchecks = tonumber(ARGV[3])
+-- Which algorithms are made (script_kinds.lua, or all of them in a library).
 local buckets, fixed, sliding, logs
-for o = 4, 3 + 9 * nchecks, 9 do
-  local k = ARGV[o]
-  if k == '1' or k == '2' then buckets = true
-  elseif k == '3' then fixed = true
-  elseif k == '4' then logs = true
-  elseif k == '5' then sliding = true end
-end
+-- A library's numbers of limits, bursts and windows by the strings the arguments spell them with
+-- (a rule sends the same ones on every decision), kept between calls so that each is converted
+-- once rather than on every decision (see script_args.lua); nnums counts them, and past NUMS_MAX
+-- (a few dozen kB) the table starts again. A script's run has none (nil): it converts them.
+local nums, nnums
+local NUMS_MAX = 1024
+-- A library's state and reply tables for the one-check function, used again by every call rather
+-- than made (Redis runs one call at a time and has read the reply before the next): a table made
+-- costs about 0.1-0.2 µs. A script's run has none (nil) and makes them.
+local one_st, one_out
 
-local deficit, bucket_decide, bucket_commit
-local fw_count, fw_decide, fw_commit
-local sw_counts, sw_decide, sw_commit
-local log_view, log_decide, log_commit
-
-if buckets then
-  -- buckets: st.a = time of the deficit (µs), st.b = deficit in units where a request is W.
-  function deficit(st, L)
-    local last = math.max(st.a, 0)
-    local at = math.max(t, last)
-    local d = st.b
-    if d <= 0 then return at, 0 end
-    local el = at - last
-    if el >= cdiv(d, L) then return at, 0 end
-    return at, d - el * L
-  end
-
-  function bucket_decide(st, n, L, B, W, delay)
-    local at, d = deficit(st, L)
-    local full = B * W
-    local rel = at - t
-    if n > B then
-      return 0, fdiv(math.max(full - d, 0), W), rel + cdiv(d, L), NEVER, 0
-    end
-    local nw = n * W
-    if d <= full - nw then
-      local need = d + nw
-      local dl = 0
-      if delay then dl = rel + cdiv(need - W, L) end
-      return 1, fdiv(full - need, W), rel + cdiv(need, L), 0, dl
-    end
-    return 0, fdiv(math.max(full - d, 0), W), rel + cdiv(d, L), rel + cdiv(d - (full - nw), L), 0
-  end
-
-  function bucket_commit(st, n, L, W, Lidle)
-    local at, d = deficit(st, L)
-    st.a, st.b = at, d + n * W
-    return at - t + cdiv(st.b, Lidle)
-  end
-end
-
-if fixed then
-  -- fixed window: st.a = window start (µs), st.b = count.
-  function fw_count(st, W)
-    local start = math.max(fdiv(t, W) * W, st.a)
-    if start == st.a then return start, math.max(st.b, 0) end
-    return start, 0
-  end
-
-  function fw_decide(st, n, L, W)
-    local start, count = fw_count(st, W)
-    local reset = math.max(start + W - t, 0)
-    if n > L then return 0, math.max(0, L - count), reset, NEVER, 0 end
-    if count <= L - n then return 1, L - count - n, reset, 0, 0 end
-    return 0, math.max(0, L - count), reset, reset, 0
-  end
-
-  function fw_commit(st, n, W)
-    local start, count = fw_count(st, W)
-    st.a, st.b = start, count + n
-    return start + W - t
-  end
-end
-
-if sliding then
-  -- sliding window counter: st.a = current window start, st.b = its count, st.c = previous count.
-  function sw_counts(st, W)
-    local last = math.max(st.a, 0)
-    local start = math.max(fdiv(t, W) * W, last)
-    local e = math.max(t - start, 0)
-    local diff = start - last
-    if diff == 0 then return start, e, math.max(st.b, 0), math.max(st.c, 0) end
-    if diff == W then return start, e, 0, math.max(st.b, 0) end
-    return start, e, 0, 0
-  end
-
-  function sw_decide(st, n, L, W)
-    local start, e, cur, prev = sw_counts(st, W)
-    local lw = L * W
-    local span = W - e
-    local room
-    if prev == 0 or span == 0 then
-      room = lw
-    elseif prev >= cdiv(lw, span) then
-      room = 0
-    else
-      room = lw - prev * span
-    end
-    local fits = fdiv(room, W)
-    if n <= fits and cur <= fits - n then
-      return 1, fits - cur - n, start + 2 * W - t, 0, 0
-    end
-    local rem = math.max(0, fits - cur)
-    local reset = 0
-    if cur > 0 then
-      reset = math.max(start + 2 * W - t, 0)
-    elseif prev > 0 then
-      reset = math.max(start + W - t, 0)
-    end
-    if n > L then return 0, rem, reset, NEVER, 0 end
-    local ra
-    if cur > L - n then
-      ra = start + 2 * W - math.min(fdiv((L - n) * W, cur), W)
-    elseif prev == 0 then
-      ra = start
-    else
-      ra = start + W - math.min(fdiv((L - cur - n) * W, prev), W)
-    end
-    return 0, rem, reset, math.max(ra - t, 0), 0
-  end
-
-  function sw_commit(st, n, W)
-    local start, _, cur, prev = sw_counts(st, W)
-    st.a, st.b, st.c = start, cur + n, prev
-    return start + 2 * W - t
-  end
-end
-
-if logs then
-  -- sliding log: sorted set of entries (score: admission time µs; member: running total of requests
-  -- admitted up to and including that time), st.c = running total before the oldest entry.
-  local function fmt(x) return string.format(INT1, x) end
-
-  function log_view(zk, st, W)
-    local v = {count = redis.call('ZCARD', zk), t = t, expired = 0, from = st.c, newest = st.c, newest_t = 0}
-    if v.count == 0 then return v end
-    local nw = redis.call('ZRANGE', zk, -1, -1, 'WITHSCORES')
-    v.newest_member = nw[1]
-    v.newest = tonumber(nw[1])
-    v.newest_t = tonumber(nw[2])
-    v.t = math.max(t, v.newest_t)
-    v.expired = redis.call('ZCOUNT', zk, '-inf', fmt(v.t - W))
-    if v.expired > 0 then
-      v.from = tonumber(redis.call('ZRANGE', zk, v.expired - 1, v.expired - 1)[1])
-    end
-    return v
-  end
-
-  function log_decide(zk, v, n, L, W)
-    local inwin = v.newest - v.from
-    if n <= L and inwin <= L - n then
-      return 1, L - inwin - n, v.t + W - t, 0, 0
-    end
-    local reset = 0
-    if inwin > 0 then reset = math.max(v.newest_t + W - t, 0) end
-    local rem = math.max(0, L - inwin)
-    if n > L then return 0, rem, reset, NEVER, 0 end
-    -- The oldest entries holding at least inwin+n-L requests must leave; find the last of them.
-    local need = inwin + n - L
-    local lo, hi = v.expired, v.count
-    while lo < hi do
-      local mid = math.floor((lo + hi) / 2)
-      local total = tonumber(redis.call('ZRANGE', zk, mid, mid)[1])
-      if total - v.from < need then lo = mid + 1 else hi = mid end
-    end
-    local j = math.min(lo, v.count - 1)
-    local e = redis.call('ZRANGE', zk, j, j, 'WITHSCORES')
-    return 0, rem, reset, math.max(tonumber(e[2]) + W - t, 0), 0
-  end
-
-  function log_commit(zk, st, n, L, W)
-    local v = log_view(zk, st, W)
-    local left = v.count - v.expired
-    if v.expired > 0 then
-      redis.call('ZREMRANGEBYRANK', zk, 0, v.expired - 1)
-    end
-    if left == 0 then
-      -- Nothing left in the window: restart the running totals (only differences matter).
-      st.c = 0
-      redis.call('ZADD', zk, fmt(v.t), fmt(n))
-    elseif v.newest_t == v.t then
-      st.c = v.from
-      redis.call('ZREM', zk, v.newest_member)
-      redis.call('ZADD', zk, fmt(v.t), fmt(v.newest + n))
-    else
-      st.c = v.from
-      if left >= L then
-        -- Only after a commit the decision did not allow: keep at most L entries.
-        local first = redis.call('ZRANGE', zk, 0, 0)
-        st.c = tonumber(first[1])
-        redis.call('ZREMRANGEBYRANK', zk, 0, 0)
-      end
-      redis.call('ZADD', zk, fmt(v.t), fmt(v.newest + n))
-    end
-    return v.t + W - t
-  end
-end
-
--- Locals of the chunk from here on: no closure above captures them. The drivers include the blocks
--- (script_args.lua, script_read.lua, script_decide.lua, script_commit.lua, script_write.lua) as
--- text rather than calling them as local functions: those would be five more closures per run,
--- capturing a dozen upvalues between them, about 1.2 µs of the 9 a one-check EVALSHA costs Redis
--- (measured with the blocks as functions).
-local tonumber, max, format, call, argv = tonumber, math.max, string.format, redis.call, ARGV
-local minttl = tonumber(argv[2])

@@ -39,6 +39,12 @@ type Store struct {
 	circuit  circuit
 	batch    coalescer
 	ledger   ledger
+	// deadlines ends the round trips' contexts at their deadlines (deadline.go).
+	deadlines deadlines
+	// fcall: Redis has the library (scripts.go), and decisions call its functions instead of
+	// running the scripts. libraryLost: a call found a function missing (Redis restarted without
+	// its data, or FUNCTION FLUSH): the heartbeat loads the library again.
+	fcall, libraryLost atomic.Bool
 
 	id        string       // this store's registration (registry.go)
 	instances atomic.Int64 // instances registered, as last seen
@@ -59,8 +65,9 @@ type Store struct {
 // must then share a hash tag; see WithHashTag); any other UniversalClient is treated as one server.
 // Set ContextTimeoutEnabled in the client's options so that calls end at the store's deadline;
 // without it the store still returns by the deadline, but the abandoned call runs on in a
-// goroutine until the client's own ReadTimeout. Before it returns, New loads the script (SCRIPT
-// LOAD) and opens the connections of WithPipelines, so that the first burst finds them ready,
+// goroutine until the client's own ReadTimeout. Before it returns, New loads the scripts (SCRIPT
+// LOAD) and their library (FUNCTION LOAD, on Redis 7 and later; see scripts.go) and opens the
+// connections of WithPipelines, so that the first burst finds them ready,
 // giving Redis StartupTimeout for it; it succeeds without them: a store starts while Redis is
 // down and decides by policy until it comes up. A nil client or a bad option is an error matching
 // testserver.ErrInvalidOption.
@@ -106,7 +113,32 @@ func New(client redis.UniversalClient, opts ...Option) (*Store, error) {
 // that needs longer is treated as down: the store starts anyway.
 const StartupTimeout = time.Second
 
-// warmUp loads the scripts and opens one connection per pipeline, each held at once so that they
+// loadLibrary loads the library of the decision functions (FUNCTION LOAD REPLACE; on every master
+// of a Cluster, every shard of a Ring) and reports whether Redis has it. Then decisions call its
+// functions (FCALL); until then, and for good when Redis has no functions (before Redis 7) or
+// refuses them (an ACL without FUNCTION), they run the scripts (EVALSHA).
+func (s *Store) loadLibrary(ctx context.Context) bool {
+	load := func(ctx context.Context, c redis.Cmdable) error {
+		return c.FunctionLoadReplace(ctx, library.src).Err()
+	}
+	_, err := s.call(ctx, func(ctx context.Context) (any, error) {
+		switch c := s.client.(type) {
+		case *redis.ClusterClient:
+			return nil, c.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error { return load(ctx, c) })
+		case *redis.Ring:
+			return nil, c.ForEachShard(ctx, func(ctx context.Context, c *redis.Client) error { return load(ctx, c) })
+		}
+		return nil, load(ctx, s.client)
+	})
+	if err != nil {
+		return false
+	}
+	s.libraryLost.Store(false)
+	s.fcall.Store(true)
+	return true
+}
+
+// warmUp loads the scripts and the library and opens one connection per pipeline, each held at once so that they
 // are distinct (for a Cluster client, per master; and in go-redis's pipeline pool when the client
 // has one), within StartupTimeout. Failures are ignored:
 // Apply reconnects and reloads on its own.
@@ -118,6 +150,7 @@ func (s *Store) warmUp() {
 			return
 		}
 	}
+	s.loadLibrary(ctx)
 	s.register(ctx)
 	open := func(ctx context.Context, c *redis.Client) error {
 		conns := make([]*redis.Conn, s.cfg.pipelines)
@@ -241,6 +274,7 @@ func (s *Store) Apply(ctx context.Context, now time.Time, checks []testserver.St
 	if err != nil {
 		return nil, err
 	}
+	defer s.release(c)
 	gen := s.circuit.generation()
 	if !s.circuit.allow() {
 		s.skipped.Add(1)
@@ -321,14 +355,24 @@ func (s *Store) prepare(checks []testserver.StoreCheck, cs []check) ([]check, er
 // changes no decision.)
 const CallerClockMinTTL = 10 * time.Minute
 
-// argsPerCheck is the number of script arguments per check (see script_shared.lua).
+// argsPerCheck is the number of script arguments per check (see script_shared.lua); a lone
+// check may send fewer.
 const argsPerCheck = 9
 
 // noMaxDelay is the script's max delay argument for a check without one, converted once.
 var noMaxDelay any = int64(-1)
 
-// encode builds the call that runs the script deciding checks: its EVALSHA command (the script's
-// hash, its keys and its arguments) in one slice, handed to go-redis as it is. charge makes every
+// maxDelayArg returns the script's max delay argument for d: µs, or -1 for none.
+func maxDelayArg(d time.Duration) any {
+	if d > 0 {
+		return int64(d / time.Microsecond)
+	}
+	return noMaxDelay
+}
+
+// encode builds the call that runs the script deciding checks: its FCALL command (the function's
+// name, when Redis has the library) or EVALSHA command (the script's hash), its keys and its
+// arguments in one slice, handed to go-redis as it is. charge makes every
 // check a charge (committed whatever the decision: see script_shared.lua).
 func (s *Store) encode(checks []testserver.StoreCheck, cs []check, nowArg string, charge bool) (*call, error) {
 	nkeys := len(checks)
@@ -338,12 +382,16 @@ func (s *Store) encode(checks []testserver.StoreCheck, cs []check, nowArg string
 		}
 	}
 	sc := scriptFor(len(checks))
-	c := &call{script: sc}
+	c := newCall(sc)
 	cmd := c.buf[:0]
 	if n := 3 + nkeys + 3 + argsPerCheck*len(checks); n > len(c.buf) {
 		cmd = make([]any, 0, n)
 	}
-	cmd = append(cmd, "evalsha", sc.sha, nkeys)
+	if s.fcall.Load() {
+		cmd = append(cmd, "fcall", sc.fn, nkeys)
+	} else {
+		cmd = append(cmd, "evalsha", sc.sha, nkeys)
+	}
 	minTTL := int64(0)
 	if s.cfg.callerClock {
 		minTTL = int64(CallerClockMinTTL / time.Microsecond)
@@ -372,11 +420,14 @@ func (s *Store) encode(checks []testserver.StoreCheck, cs []check, nowArg string
 		case ch.Advisory:
 			adv = 1
 		}
-		maxDelay := noMaxDelay
-		if ch.MaxDelay > 0 {
-			maxDelay = int64(ch.MaxDelay / time.Microsecond)
+		cmd = append(cmd, int64(p.alg.kind), ch.N, adv, p.alg.limit, p.alg.burst, p.alg.windowUS)
+		// The optional three: left out of a lone check that has neither (see script_shared.lua).
+		switch {
+		case len(checks) > 1 || p.hasPub:
+			cmd = append(cmd, maxDelayArg(ch.MaxDelay), p.pub.limit, p.pub.burst)
+		case ch.MaxDelay > 0:
+			cmd = append(cmd, maxDelayArg(ch.MaxDelay))
 		}
-		cmd = append(cmd, int64(p.alg.kind), ch.N, adv, maxDelay, p.alg.limit, p.alg.burst, p.alg.windowUS, p.pub.limit, p.pub.burst)
 	}
 	c.cmd = cmd
 	return c, nil
