@@ -266,7 +266,7 @@ func (s *Store) exec(ctx context.Context, calls []*call, out []result) ([]result
 		c := calls[0]
 		cmd := evalSha(ctx, c)
 		err := s.client.Process(ctx, cmd)
-		if s.isNoScript(err) {
+		if s.runAsScript(c, err) {
 			cmd = eval(ctx, c)
 			err = s.client.Process(ctx, cmd)
 		}
@@ -288,7 +288,7 @@ func (s *Store) exec(ctx context.Context, calls []*call, out []result) ([]result
 	var again []int
 	for j, cmd := range cmds {
 		v, err := cmd.Result()
-		if s.isNoScript(err) {
+		if s.runAsScript(calls[j], err) {
 			again = append(again, j)
 			continue
 		}
@@ -334,16 +334,24 @@ func eval(ctx context.Context, c *call) *redis.Cmd {
 	return cmd
 }
 
-// isNoScript reports whether Redis did not know the script (EVALSHA's NOSCRIPT) or the function
-// (FCALL's "Function not found"). A missing function turns FCALL off until the heartbeat has
-// loaded the library again (Redis lost it: a restart without its data, or FUNCTION FLUSH).
-func (s *Store) isNoScript(err error) bool {
+// runAsScript reports whether c, answered err, is to run again by EVAL of its script: Redis did not
+// know the script (EVALSHA's NOSCRIPT) or the function (FCALL's "Function not found"), or refused
+// the function for want of memory. A missing function turns FCALL off until the heartbeat has
+// loaded the library again (Redis lost it: a restart without its data, or FUNCTION FLUSH). Redis
+// refuses to start a function that may write while it is over maxmemory (noeviction), where a
+// script starts, reads and fails only when it writes: the script decides a denial (which writes
+// nothing) as before, and an admission fails as before, decided by the policy; run as a function,
+// every decision went to the policy (fail-open admitted what Redis would have denied).
+func (s *Store) runAsScript(c *call, err error) bool {
 	if err == nil {
 		return false
 	}
 	if redis.HasErrorPrefix(err, "Function not found") {
 		s.fcall.Store(false)
 		s.libraryLost.Store(true)
+		return true
+	}
+	if c.cmd[0] == "fcall" && redis.HasErrorPrefix(err, "OOM") {
 		return true
 	}
 	return redis.HasErrorPrefix(err, "NOSCRIPT")

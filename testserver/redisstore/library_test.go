@@ -122,3 +122,58 @@ func TestLibraryNumbers(t *testing.T) {
 		}
 	}
 }
+
+// TestLibraryLoadedWhenRedisComesUp: a store opened while Redis is down (the scripts not loaded,
+// nor the library) loads the library once Redis answers: the heartbeat does, and decisions then
+// call its functions.
+func TestLibraryLoadedWhenRedisComesUp(t *testing.T) {
+	srv := startRedis(t)
+	srv.Stop()
+	const retry = 20 * time.Millisecond // the heartbeat's period
+	st := openStore(t, srv.URL(), WithRetryInterval(retry))
+	srv.Restart()
+	for deadline := time.Now().Add(10 * time.Second); !st.fcall.Load(); time.Sleep(retry) {
+		if time.Now().After(deadline) {
+			t.Fatalf("Redis up for 10 s and the library not loaded (fcall %t, libraryLost %t)", st.fcall.Load(), st.libraryLost.Load())
+		}
+	}
+	admitsExactly(t, st, "k", 2, nil)
+}
+
+// TestOutOfMemoryDecidesAsAScript: a Redis over maxmemory (noeviction) refuses to start a function
+// that may write, where a script starts and fails only when it writes. A denial, which writes
+// nothing, is still Redis's, by function or by script; an admission fails and goes to the policy
+// (fail-open here), as it did before the library.
+func TestOutOfMemoryDecidesAsAScript(t *testing.T) {
+	url := startRedis(t).URL()
+	rdb := newClient(t, url)
+	ctx := context.Background()
+	t.Cleanup(func() { _ = rdb.ConfigSet(ctx, "maxmemory", "0").Err() })
+	for _, scripts := range []bool{false, true} {
+		st := openStore(t, url, WithPolicy(FailOpen))
+		if scripts {
+			st.fcall.Store(false)
+		} else if !st.fcall.Load() {
+			t.Skip("this Redis has no functions (before Redis 7)")
+		}
+		require := func(ok bool, format string, args ...any) {
+			t.Helper()
+			if !ok {
+				t.Fatalf("scripts %t: "+format, append([]any{scripts}, args...)...)
+			}
+		}
+		require(rdb.ConfigSet(ctx, "maxmemory", "0").Err() == nil, "maxmemory 0")
+		key := "oom" + strconv.FormatBool(scripts)
+		tb := mustAlg(t, algorithm.NameTokenBucket, 1, time.Hour, 0)
+		check := testserver.StoreCheck{Rule: "r", Scope: "s", Key: key, N: 1, Algorithm: tb}
+		d := apply(t, st, time.Now(), check)[0].Decision
+		require(d.Allowed, "the first request of a limit of 1: %+v", d)
+		require(rdb.ConfigSet(ctx, "maxmemory", "1").Err() == nil, "maxmemory 1")
+		before := st.Counters()
+		d = apply(t, st, time.Now(), check)[0].Decision
+		after := st.Counters()
+		require(!d.Allowed, "over the limit with Redis out of memory: allowed (%+v; counters %+v)", d, after)
+		require(after.Decided-before.Decided == 1 && after.FailOpen == before.FailOpen, "the denial not Redis's: before %+v, after %+v", before, after)
+		require(rdb.ConfigSet(ctx, "maxmemory", "0").Err() == nil, "maxmemory 0")
+	}
+}

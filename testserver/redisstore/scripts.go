@@ -88,22 +88,20 @@ const libraryPrefix = "steady_"
 // newLuaLibrary returns the library of the scripts, one function per script (its driver named),
 // and sets each script's function name.
 func newLuaLibrary(drivers map[*luaScript]string) *luaLibrary {
-	h := sha1.New()
-	for _, sc := range []*luaScript{scriptOne, scriptMany} {
-		h.Write([]byte(sc.src))
-	}
-	id := hex.EncodeToString(h.Sum(nil))[:16]
-	lib := &luaLibrary{name: libraryPrefix + id}
+	// The name's hash is the whole library's, written with a placeholder for it: a release that
+	// changes only the library's own lines (its wrapper, its state) gets a name of its own too.
+	const idMark = "@ID@"
 	var b strings.Builder
-	b.WriteString("#!lua name=" + lib.name + "\n")
+	b.WriteString("#!lua name=" + libraryPrefix + idMark + "\n")
 	b.WriteString(readScriptFile("script_shared.lua"))
 	b.WriteString("buckets, fixed, sliding, logs = true, true, true, true\n")
 	b.WriteString("nums, nnums, one_st, one_out = {}, 0, {}, {}\n")
 	b.WriteString(readScriptFile("script_algorithms.lua"))
+	fns := make(map[*luaScript]string, len(drivers))
 	for _, sc := range []*luaScript{scriptOne, scriptMany} {
 		driver := drivers[sc]
-		fn := libraryPrefix + strings.TrimSuffix(strings.TrimPrefix(driver, "script_"), ".lua") + "_" + id
-		sc.fn = fn
+		fn := libraryPrefix + strings.TrimSuffix(strings.TrimPrefix(driver, "script_"), ".lua") + "_" + idMark
+		fns[sc] = fn
 		b.WriteString("redis.register_function('" + fn + "', function(KEYS, ARGV)\n")
 		for _, name := range functionPieces {
 			b.WriteString(readScriptFile(name))
@@ -111,8 +109,12 @@ func newLuaLibrary(drivers map[*luaScript]string) *luaLibrary {
 		writeDriver(&b, driver)
 		b.WriteString("end)\n")
 	}
-	lib.src = b.String()
-	return lib
+	sum := sha1.Sum([]byte(b.String()))
+	id := hex.EncodeToString(sum[:])[:16]
+	for sc, fn := range fns {
+		sc.fn = strings.ReplaceAll(fn, idMark, id)
+	}
+	return &luaLibrary{name: libraryPrefix + id, src: strings.ReplaceAll(b.String(), idMark, id)}
 }
 
 // includePrefix starts a driver's line that is replaced by the block it names.

@@ -43,7 +43,8 @@ type Store struct {
 	deadlines deadlines
 	// fcall: Redis has the library (scripts.go), and decisions call its functions instead of
 	// running the scripts. libraryLost: a call found a function missing (Redis restarted without
-	// its data, or FUNCTION FLUSH): the heartbeat loads the library again.
+	// its data, or FUNCTION FLUSH), or the library could not be loaded for want of an answer (Redis
+	// not up when the store opened, a master down): the heartbeat loads it again.
 	fcall, libraryLost atomic.Bool
 
 	id        string       // this store's registration (registry.go)
@@ -131,6 +132,9 @@ func (s *Store) loadLibrary(ctx context.Context) bool {
 		return nil, load(ctx, s.client)
 	})
 	if err != nil {
+		// Redis without functions (before 7) or an ACL without FUNCTION: the scripts for good.
+		// Anything else (Redis not up yet, slow, a master down): the heartbeat tries again.
+		s.libraryLost.Store(!redis.HasErrorPrefix(err, "unknown command") && !redis.HasErrorPrefix(err, "NOPERM"))
 		return false
 	}
 	s.libraryLost.Store(false)
@@ -138,8 +142,8 @@ func (s *Store) loadLibrary(ctx context.Context) bool {
 	return true
 }
 
-// warmUp loads the scripts and the library and opens one connection per pipeline, each held at once so that they
-// are distinct (for a Cluster client, per master; and in go-redis's pipeline pool when the client
+// warmUp loads the scripts and the library and opens one connection per pipeline, each held at
+// once so that they are distinct (for a Cluster client, per master; and in go-redis's pipeline pool when the client
 // has one), within StartupTimeout. Failures are ignored:
 // Apply reconnects and reloads on its own.
 func (s *Store) warmUp() {
@@ -147,6 +151,7 @@ func (s *Store) warmUp() {
 	defer cancel()
 	for _, sc := range []*luaScript{scriptOne, scriptMany} {
 		if _, err := s.call(ctx, func(ctx context.Context) (any, error) { return sc.Load(ctx, s.client).Result() }); err != nil {
+			s.libraryLost.Store(true) // not loaded either: the heartbeat loads it once Redis answers
 			return
 		}
 	}
