@@ -335,9 +335,10 @@ func eval(ctx context.Context, c *call) *redis.Cmd {
 }
 
 // runAsScript reports whether c, answered err, is to run again by EVAL of its script: Redis did not
-// know the script (EVALSHA's NOSCRIPT) or the function (FCALL's "Function not found"), or refused
-// the function for want of memory. A missing function turns FCALL off until the heartbeat has
-// loaded the library again (Redis lost it: a restart without its data, or FUNCTION FLUSH). Redis
+// know the script (EVALSHA's NOSCRIPT) or the function (FCALL's "Function not found"), refused
+// the function for want of memory, or forbids calling it (an ACL without FCALL, which turns FCALL
+// off for good). A missing function turns FCALL off until the heartbeat has loaded the library
+// again (Redis lost it: a restart without its data, or FUNCTION FLUSH). Redis
 // refuses to start a function that may write while it is over maxmemory (noeviction), where a
 // script starts, reads and fails only when it writes: the script decides a denial (which writes
 // nothing) as before, and an admission fails as before, decided by the policy; run as a function,
@@ -352,6 +353,11 @@ func (s *Store) runAsScript(c *call, err error) bool {
 		return true
 	}
 	if c.cmd[0] == "fcall" && redis.HasErrorPrefix(err, "OOM") {
+		return true
+	}
+	if c.cmd[0] == "fcall" && redis.HasErrorPrefix(err, "NOPERM") {
+		// An ACL that let the library load but forbids calling it: the scripts, for good.
+		s.fcall.Store(false)
 		return true
 	}
 	return redis.HasErrorPrefix(err, "NOSCRIPT")

@@ -177,3 +177,22 @@ func TestOutOfMemoryDecidesAsAScript(t *testing.T) {
 		require(rdb.ConfigSet(ctx, "maxmemory", "0").Err() == nil, "maxmemory 0")
 	}
 }
+
+// TestFunctionsForbidden: an ACL that lets the library load but forbids calling it gets the
+// scripts: the first decision that is refused runs by EVAL, the next ones by EVALSHA, every one
+// Redis's.
+func TestFunctionsForbidden(t *testing.T) {
+	srv := startRedis(t)
+	rdb := newClient(t, srv.URL())
+	if err := rdb.Do(context.Background(), "ACL", "SETUSER", "nofcall", "on", ">pw", "~*", "&*", "+@all", "-fcall", "-fcall_ro").Err(); err != nil {
+		t.Fatal(err)
+	}
+	st := openStore(t, strings.Replace(srv.URL(), "redis://", "redis://nofcall:pw@", 1))
+	if !st.fcall.Load() {
+		t.Skip("this Redis has no functions (before Redis 7)")
+	}
+	admitsExactly(t, st, "k", 3, nil)
+	if st.fcall.Load() {
+		t.Fatal("the store goes on calling functions it may not call")
+	}
+}
