@@ -234,6 +234,18 @@ func TestRoutesConcurrent(t *testing.T) {
 	}
 }
 
+// recordingLimiters returns a limiter factory whose limiters record what they observe, each
+// appended to made as it is made.
+func recordingLimiters(t *testing.T, made *[]*learningLimiter) func(string) (Limiter, error) {
+	return func(string) (Limiter, error) {
+		tb, err := NewTokenBucket(1000, 10)
+		require.NoError(t, err)
+		l := &learningLimiter{Limiter: tb}
+		*made = append(*made, l)
+		return l, nil
+	}
+}
+
 // Without a primary quota (Discord's buckets are per route), the first bucket a key's own answers
 // name is its home: that bucket's routes share the key's limiter (one made, not two), the key's
 // limiter goes on learning from every route it paces (those not seen yet), and another bucket gets
@@ -241,13 +253,7 @@ func TestRoutesConcurrent(t *testing.T) {
 func TestHomeBucketSharesTheKeysLimiter(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var made []*learningLimiter
-		th := newThrottle(t, WithLimiter(func(string) (Limiter, error) {
-			tb, err := NewTokenBucket(1000, 10)
-			require.NoError(t, err)
-			l := &learningLimiter{Limiter: tb}
-			made = append(made, l)
-			return l, nil
-		}))
+		th := newThrottle(t, WithLimiter(recordingLimiters(t, &made)))
 		rt := NewTransport(roundTripFunc(func(r *http.Request) (*http.Response, error) {
 			resp, err := discordServer(r)
 			resp.Status = "200 OK"
@@ -274,13 +280,7 @@ func TestHomeBucketSharesTheKeysLimiter(t *testing.T) {
 func TestGitHubCoreIsTheKeysHome(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var made []*learningLimiter
-		th := newThrottle(t, WithLimiter(func(string) (Limiter, error) {
-			tb, err := NewTokenBucket(1000, 10)
-			require.NoError(t, err)
-			l := &learningLimiter{Limiter: tb}
-			made = append(made, l)
-			return l, nil
-		}))
+		th := newThrottle(t, WithLimiter(recordingLimiters(t, &made)))
 		rt := NewTransport(roundTripFunc(func(r *http.Request) (*http.Response, error) {
 			res := "core"
 			if strings.HasPrefix(r.URL.Path, "/search/") {
