@@ -333,3 +333,32 @@ func TestHomeBucketPauseHoldsTheKey(t *testing.T) {
 		assert.False(t, th.PausedUntil("api.github.test").IsZero(), "the key's unseen routes count against the same quota")
 	})
 }
+
+// A throttle of GitHub's search quota, answering a search route the key paced (one not seen yet),
+// holds the search bucket and not the key: core's calls go on.
+func TestOtherQuotasPauseIsNotTheKeys(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		th := newThrottle(t, WithLimiter(func(string) (Limiter, error) { return NewTokenBucket(1000, 10) }))
+		rt := NewTransport(roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			h := http.Header{"X-Github-Request-Id": {"1"}, "X-Ratelimit-Limit": {"30"}}
+			if strings.HasPrefix(r.URL.Path, "/search/") {
+				h.Set("X-Ratelimit-Resource", "search")
+				h.Set("X-Ratelimit-Remaining", "0")
+				h.Set("X-Ratelimit-Reset", strconv.FormatInt(time.Now().Add(time.Minute).Unix(), 10))
+				return response(http.StatusForbidden, h), nil
+			}
+			h.Set("X-Ratelimit-Resource", "core")
+			h.Set("X-Ratelimit-Remaining", "29")
+			return response(http.StatusOK, h), nil
+		}), th)
+		ctx := context.Background()
+		const host = "https://api.github.test"
+		send(t, ctx, rt, "GET", host+"/repos/o/r", "") // core: the key's home
+		assert.Equal(t, http.StatusForbidden, send(t, ctx, rt, "GET", host+"/search/code", ""))
+		assert.False(t, th.PausedUntil(BucketKey("api.github.test", "search")).IsZero(), "the search bucket holds")
+		assert.True(t, th.PausedUntil("api.github.test").IsZero(), "the key, core's, does not")
+		start := time.Now()
+		assert.Equal(t, http.StatusOK, send(t, ctx, rt, "GET", host+"/repos/o/r/issues/1", ""))
+		assert.Zero(t, time.Since(start), "a core call on a route not seen yet goes at once")
+	})
+}

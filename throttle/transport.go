@@ -24,8 +24,9 @@ import (
 //  5. a refusal carrying Retry-After (of any status; typically 429 or 503) pauses the whole key for
 //     that long (delay-seconds or an HTTP-date, measured against the response's Date header), so
 //     the requests waiting behind it hold back too (at most WithMaxPause's maximum); the bucket
-//     it named too, and, when its scope is global (Discord's X-RateLimit-Global), every bucket of
-//     the key;
+//     it named too (and that bucket alone when it is another quota than the one the key's limiter
+//     learns: a spent GitHub search quota does not hold core's calls), and, when its scope is
+//     global (Discord's X-RateLimit-Global), every bucket of the key;
 //  6. if the key's Limiter implements Learner, it observes the outcome; an answer of another
 //     quota than the one the limiter learns is observed as ErrOtherBucket (see routes.go).
 //
@@ -150,7 +151,11 @@ func (t *Throttle) observe(p *partition, base string, req *http.Request, sent ti
 		}
 		if d > 0 {
 			until := t.since(now.Add(d))
-			p.pause(until)
+			if lerr != ErrOtherBucket {
+				// Not when the answer is another quota's: GitHub's search limit spent says
+				// nothing of core's, whose calls the key paces (the bucket holds, below).
+				p.pause(until)
+			}
 			switch {
 			case global:
 				t.pauseAll(base, until)
