@@ -6,6 +6,8 @@ import (
 	"net/netip"
 	"strings"
 	"time"
+
+	"github.com/steadyhttp/steady/internal/anchoredclock"
 )
 
 // Option configures a [Limiter], the [Middleware] or a [Server]. Options marked "Server only"
@@ -65,7 +67,7 @@ const DefaultArrivalLog = 10_000
 
 func newConfig(opts []Option) *config {
 	c := &config{
-		clock:     new(systemClock).now,
+		clock:     new(anchoredclock.Clock).Wall,
 		ips:       ipResolver{v4Bits: 32, v6Bits: 64},
 		status:    http.StatusTooManyRequests,
 		headers:   true,

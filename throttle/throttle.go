@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/steadyhttp/steady/internal/anchoredclock"
 	"github.com/steadyhttp/steady/request"
 )
 
@@ -29,7 +30,8 @@ type Throttle struct {
 	// maxPause bounds a pause set by a server's Retry-After; hasMaxPause is false when unbounded.
 	maxPause    time.Duration
 	hasMaxPause bool
-	epoch       time.Time // origin of the pause clock
+	epoch       time.Time           // origin of the pause clock
+	clock       anchoredclock.Clock // the present, for the request path
 
 	mu    sync.RWMutex // guards parts and lru
 	parts map[string]*partition
@@ -296,7 +298,7 @@ func (t *Throttle) waitBlocked(ctx context.Context, p *partition, maxWait time.D
 		if p.lim == nil {
 			return blocked, time.Time{}, nil
 		}
-		now := time.Now()
+		now := t.clock.Now()
 		var r Reservation
 		if cost > 0 && p.costs != nil {
 			r, err = p.costs.ReserveN(now, cost)
@@ -318,7 +320,7 @@ func (t *Throttle) waitBlocked(ctx context.Context, p *partition, maxWait time.D
 			if paused {
 				continue // the reservation fell inside a pause and was given back; wait it out and book again
 			}
-			now = time.Now()
+			now = t.clock.Now()
 			observeLateness(p.lim, now, late)
 		}
 		if p.pauseUntil.Load() <= t.since(now) {
