@@ -136,6 +136,11 @@ func (r *rateStrategy) observe(t int64, s *Signal, m *model) string {
 			}
 			if from = r.clamp(min(from, r.rate)); from > 0 {
 				r.st, r.rCut, r.rate, r.succ = "recover", from, from, 0
+				// A new epoch: the test's burst spent what had come back, so the first request
+				// goes a spacing of the new pace later, and a throttle for one sent sooner is
+				// the test's, not a refutation of that pace (taken as one, it set the estimate
+				// to the wall's last halving, a twentieth of a 100/min counter's rate: 19x).
+				r.cutAt, r.cutSuccesses = t, m.successes
 			}
 		}
 	}
