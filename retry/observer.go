@@ -45,6 +45,10 @@ type Reason struct {
 	// HasRetryAfter is true.
 	RetryAfter    time.Duration
 	HasRetryAfter bool
+	// Throttled reports that the response's API says it is its rate limiter's refusal, as its
+	// dialect reads it (package dialects): a 429, GitHub's 403 with its quota used up or with a
+	// secondary limit. The server did not process the request, so any method may be sent again.
+	Throttled bool
 }
 
 // String describes the reason, e.g. "status 429 (Retry-After 2s)" or "error: EOF".

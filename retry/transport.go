@@ -225,7 +225,7 @@ func (t *Transport) retry(ctx context.Context, orig, sent *http.Request, began t
 			// The wait the server asked for, as its dialect says it: Retry-After, retry-after-ms,
 			// or the reset of an exhausted quota (GitHub's primary limit).
 			r := t.read(resp, now)
-			reason.RetryAfter, reason.HasRetryAfter = r.RetryAfter, r.HasRetryAfter
+			reason.RetryAfter, reason.HasRetryAfter, reason.Throttled = r.RetryAfter, r.HasRetryAfter, r.Throttled
 		}
 		hist = append(hist, Attempt{Status: reason.Status, Err: err})
 		wait, cause := t.plan(ctx, sent, resp, reason, attempt, lim.maxAttempts, start, now, &sched, key)
@@ -292,7 +292,9 @@ func (t *Transport) plan(ctx context.Context, sent *http.Request, resp *http.Res
 	if !Replayable(sent) {
 		return 0, ErrNotReplayable
 	}
-	if !MaySendAgainAfter(sent, resp, reason.Err, reason.HasRetryAfter) {
+	if !reason.Throttled && !MaySendAgainAfter(sent, resp, reason.Err, reason.HasRetryAfter) {
+		// A refusal its API calls a throttle (reason.Throttled) was not processed either: a POST
+		// that drew GitHub's 403 with the quota used up is sent again after the reset.
 		return 0, ErrNotIdempotent
 	}
 	var wait, floor time.Duration

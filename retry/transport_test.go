@@ -49,6 +49,15 @@ func TestWhichFailuresAndRequestsAreRetried(t *testing.T) {
 		{"POST 503 without Retry-After is not", "POST", nil, nil, []step{status(503), status(200)}, 503, 1},
 		{"POST 503 with bad Retry-After is not", "POST", nil, nil, []step{status(503, "Retry-After", "soon"), status(200)}, 503, 1},
 		{"POST 502 is not retried", "POST", nil, nil, []step{status(502), status(200)}, 502, 1},
+		// GitHub's rate limits refuse with 403 (docs.github.com, "Rate limits for the REST API"):
+		// a refusal, not processed, so a POST is sent again like after a 429.
+		{"POST GitHub secondary-limit 403 is retried", "POST", nil, nil, []step{status(403, "Retry-After", "0",
+			"X-GitHub-Request-Id", "CE0C:1C5B:1A2B3C:1B2C3D:65F0A1B2"), status(200)}, 200, 2},
+		{"POST GitHub primary-limit 403 is retried", "POST", nil, nil, []step{status(403, "X-RateLimit-Limit", "5000",
+			"X-RateLimit-Remaining", "0", "X-RateLimit-Used", "5000", "X-RateLimit-Reset", "1", "X-RateLimit-Resource", "core"),
+			status(200)}, 200, 2},
+		{"POST GitHub permission 403 is not", "POST", nil, nil, []step{status(403, "X-RateLimit-Limit", "5000",
+			"X-RateLimit-Remaining", "4999", "X-RateLimit-Reset", "1", "X-RateLimit-Resource", "core"), status(200)}, 403, 1},
 		{"POST with key 502 200", "POST", http.Header{"Idempotency-Key": {"k1"}}, nil, []step{status(502), status(200)}, 200, 2},
 		{"PATCH 429 200", "PATCH", nil, nil, []step{status(429), status(200)}, 200, 2},
 		{"PATCH 504 is not retried", "PATCH", nil, nil, []step{status(504), status(200)}, 504, 1},
