@@ -99,6 +99,7 @@ func build(base http.RoundTripper, opts []Option) (*Transport, error) {
 		return nil, errors.Join(ErrInvalidOption, err)
 	}
 	topts = append(topts, throttle.WithMaxPause(probe.MaxRetryAfter()))
+	c.maxPause, c.maxPauseSet = probe.MaxRetryAfter(), true
 	obs := c.observers
 	if len(obs) > 0 {
 		topts = append(topts, throttle.WithWaitObserver(func(req *http.Request, key string, waited time.Duration) {

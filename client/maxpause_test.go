@@ -18,8 +18,18 @@ import (
 // TestHugeRetryAfterDoesNotShutTheHostOff (issue 13 §8): one response with "Retry-After:
 // 999999999999" is given back to its caller, and the host is paused for no longer than the retry
 // layer's longest Retry-After, so later requests go through after it instead of failing (or, with
-// WithMaxWait(0), waiting a day).
+// WithMaxWait(0), waiting a day): by the Throttle, and by the learning limiter of the default pace,
+// which holds on a Retry-After of its own (a new-user trial found it holding for the whole day).
 func TestHugeRetryAfterDoesNotShutTheHostOff(t *testing.T) {
+	for _, pace := range []struct {
+		name string
+		opts []Option
+	}{{"without pace", []Option{WithoutPace()}}, {"learned pace", nil}} {
+		t.Run(pace.name, func(t *testing.T) { hugeRetryAfter(t, pace.opts) })
+	}
+}
+
+func hugeRetryAfter(t *testing.T, paceOpts []Option) {
 	tests := []struct {
 		name      string
 		opts      []Option
@@ -43,7 +53,7 @@ func TestHugeRetryAfterDoesNotShutTheHostOff(t *testing.T) {
 					}
 					w.WriteHeader(http.StatusOK)
 				})}
-				tr := NewTransport(base, append([]Option{WithoutPace()}, tt.opts...)...)
+				tr := NewTransport(base, append(append([]Option(nil), paceOpts...), tt.opts...)...)
 				require.NoError(t, tr.Err())
 				start := time.Now()
 				get := func() (*http.Response, error) {
@@ -65,6 +75,37 @@ func TestHugeRetryAfterDoesNotShutTheHostOff(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestResumeEndsTheLearnersHoldToo: a pause drawn by a server's Retry-After and ended from Go
+// (Throttle.Resume) also ends the learning limiter's own hold on that Retry-After: a request made
+// after the Resume goes at once.
+func TestResumeEndsTheLearnersHoldToo(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var calls atomic.Int32
+		base := handlerTransport{http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if calls.Add(1) == 1 {
+				w.Header().Set("Retry-After", "3600")
+				w.WriteHeader(http.StatusTooManyRequests)
+			}
+		})}
+		tr := NewTransport(base, WithRetry(retry.WithMaxAttempts(1), retry.WithMaxRetryAfter(2*time.Hour)), WithMaxWait(2*time.Hour))
+		require.NoError(t, tr.Err())
+		get := func() int {
+			req := httptest.NewRequestWithContext(context.Background(), "GET", "http://api.test/items", nil)
+			req.RequestURI = ""
+			resp, err := tr.RoundTrip(req)
+			require.NoError(t, err)
+			resp.Body.Close()
+			return resp.StatusCode
+		}
+		require.Equal(t, http.StatusTooManyRequests, get()) // the key is paused for the hour
+		time.Sleep(time.Second)
+		tr.Throttle().Resume("api.test")
+		start := time.Now()
+		assert.Equal(t, http.StatusOK, get())
+		assert.Less(t, time.Since(start), time.Minute, "the request went after the Resume, not after the hour")
+	})
 }
 
 // TestResumeLetsRequestsGoAtOnce: a pause ended from Go (Throttle.Resume) releases the requests

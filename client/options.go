@@ -39,7 +39,11 @@ type config struct {
 	breakerSet    bool
 	observers     observers
 	logger        *slog.Logger // WithLogger's last logger, for the learners
-	errs          []error
+	// maxPause is the Throttle's bound on a Retry-After's pause, for the learners (set when the
+	// stack is built, before any key's learner is made).
+	maxPause    time.Duration
+	maxPauseSet bool
+	errs        []error
 }
 
 func (c *config) fail(format string, args ...any) {

@@ -16,9 +16,15 @@ import (
 // come before or after WithLearner.
 func (c *config) learner(opts []learn.Option) func(key string) (throttle.Limiter, error) {
 	return func(key string) (throttle.Limiter, error) {
-		all := make([]learn.Option, 0, len(opts)+2)
+		all := make([]learn.Option, 0, len(opts)+3)
 		if c.logger != nil {
 			all = append(all, learn.WithLogger(c.logger))
+		}
+		if c.maxPauseSet {
+			// The learner's hold on a Retry-After is bounded as the key's pause is: one of a day
+			// must not shut the key off for a day in the learner alone (a learn.WithMaxPause
+			// among opts takes precedence).
+			all = append(all, learn.WithMaxPause(c.maxPause))
 		}
 		all = append(all, opts...)
 		return learn.New(append(all, learn.WithKey(key))...)

@@ -89,6 +89,13 @@ type LatenessLearner interface {
 	ObserveLateness(now time.Time, late time.Duration)
 }
 
+// Resumer is a Limiter that holds requests back on its own while a server's Retry-After runs (the
+// learning limiter of package throttle/learn): Throttle.Resume ends that hold as well as the key's
+// pause. It must be safe for concurrent use.
+type Resumer interface {
+	Resume(now time.Time)
+}
+
 // HeldReservation is a Reservation that can tell why it waits: Held reports whether its time is
 // set by a hold or a window the server's limit asked for (a quota it said is spent, a window of
 // sends at its limit), not by the pace and the requests in line ahead of it. The Throttle bounds a

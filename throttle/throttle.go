@@ -149,14 +149,24 @@ func (t *Throttle) SetPause(key string, until time.Time) {
 }
 
 // Resume ends the pause of key now, however it was set (a server's Retry-After, Pause, SetPause):
-// the requests sitting it out go on to the key's limiter at once. It does nothing for a key that
+// the requests sitting it out go on to the key's limiter at once, and a limiter that holds on a
+// Retry-After of its own (a Resumer, such as the learning limiter) ends that hold too. It does nothing for a key that
 // is not paused or that the Throttle holds no state for, and does not count as a use of the key.
 func (t *Throttle) Resume(key string) {
 	t.mu.RLock()
 	p := t.parts[key]
 	t.mu.RUnlock()
-	if p != nil && p.pauseUntil.Load() != 0 {
+	if p == nil {
+		return
+	}
+	if p.pauseUntil.Load() != 0 {
 		p.setPause(0)
+	}
+	if !p.limInit.Load() {
+		return
+	}
+	if r, ok := p.lim.(Resumer); ok {
+		r.Resume(time.Now()) // the limiter's own hold on the Retry-After (throttle/learn)
 	}
 }
 

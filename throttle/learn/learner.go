@@ -70,6 +70,10 @@ func New(opts ...Option) (*Learner, error) {
 	}
 	l := &Learner{cfg: c}
 	l.m.tun = c.tun
+	l.m.maxPause = -1
+	if c.hasMaxPause {
+		l.m.maxPause = int64(c.maxPause)
+	}
 	l.m.share = 1
 	d := &declaredStrategy{leastLeft: -1}
 	cyc := &cyclesStrategy{}
@@ -130,6 +134,21 @@ func (l *Learner) ReserveN(now time.Time, cost int64) (throttle.Reservation, err
 // to have left one smoothed round trip before now.
 func (l *Learner) Observe(now time.Time, resp *http.Response, err error) {
 	l.ObserveAttempt(time.Time{}, now, resp, err)
+}
+
+// Resume ends the hold of the server's last Retry-After (throttle.Resumer: Throttle.Resume calls it
+// when the key's pause is ended by hand); the strategy that drove before it drives again from now.
+// It is safe for concurrent use.
+func (l *Learner) Resume(now time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	t := l.clock(now)
+	if l.m.pauseUntil <= t {
+		return
+	}
+	l.m.pauseUntil = 0
+	l.emit(now, "pause: resumed by hand")
+	l.arbitrate(t, now)
 }
 
 // ObserveLateness records how late the waiter of one of its reservations woke

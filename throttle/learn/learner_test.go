@@ -1,6 +1,7 @@
 package learn_test
 
 import (
+	"errors"
 	"net/http"
 	"strings"
 	"testing"
@@ -359,5 +360,44 @@ func TestWholeSecondResetIsNoCounterEvidence(t *testing.T) {
 	}
 	if got.Kind == learn.KindCounter {
 		t.Fatalf("a whole-second reset two seconds away made the quota a counter; events %q", *events)
+	}
+}
+
+// TestRetryAfterHoldIsBounded: WithMaxPause bounds the learner's hold on a Retry-After (a day asked,
+// a minute held), Resume ends it, and a negative bound is refused.
+func TestRetryAfterHoldIsBounded(t *testing.T) {
+	if _, err := learn.New(learn.WithMaxPause(-time.Second)); !errors.Is(err, learn.ErrInvalidOption) {
+		t.Fatalf("WithMaxPause(-1s): %v, want ErrInvalidOption", err)
+	}
+	for _, tc := range []struct {
+		name string
+		opts []learn.Option
+		want time.Duration
+	}{
+		{"no bound", nil, 24 * time.Hour},
+		{"a minute", []learn.Option{learn.WithMaxPause(time.Minute)}, time.Minute},
+		{"none", []learn.Option{learn.WithMaxPause(0)}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l, err := learn.New(tc.opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t0 := time.Unix(1_700_000_000, 0)
+			send(t, l, t0)
+			l.ObserveAttempt(t0, t0, resp(429, "Retry-After: 86400"), nil)
+			r, err := l.Reserve(t0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := r.Delay(t0); got < tc.want || got > tc.want+time.Second {
+				t.Fatalf("held %v after a Retry-After of a day, want %v", got, tc.want)
+			}
+			r.Cancel(t0)
+			l.Resume(t0)
+			if r, _ := l.Reserve(t0); r.Delay(t0) > time.Second {
+				t.Fatalf("held %v after Resume, want the pace's first spacing at most", r.Delay(t0))
+			}
+		})
 	}
 }

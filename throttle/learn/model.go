@@ -75,8 +75,10 @@ type model struct {
 	// back instead of coming back whole (a bucket); the rate strategy reads and clears it.
 	trickled bool
 
-	// pauseUntil is the end of the last Retry-After the server asked for (0: none).
+	// pauseUntil is the end of the last Retry-After the server asked for (0: none), each bounded
+	// by maxPause unless it is negative (WithMaxPause; -1 by default: no bound).
 	pauseUntil int64
+	maxPause   int64
 
 	// inFlight is how many requests are sent and not answered.
 	inFlight int

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math"
 	"net/http"
+	"time"
 )
 
 // ErrInvalidOption reports an Option with an unusable value; New wraps it with the value.
@@ -22,14 +23,16 @@ type optionFunc func(*config) error
 func (f optionFunc) apply(c *config) error { return f(c) }
 
 type config struct {
-	key      string
-	statuses []int
-	tun      Tuning
-	observer func(Event)
-	logger   *slog.Logger
-	minRate  float64
-	maxRate  float64
-	dialects *dialects.Reader
+	key         string
+	statuses    []int
+	tun         Tuning
+	observer    func(Event)
+	logger      *slog.Logger
+	maxPause    time.Duration
+	hasMaxPause bool
+	minRate     float64
+	maxRate     float64
+	dialects    *dialects.Reader
 }
 
 // Defaults of the rate bounds: a cut never paces slower than DefaultMinRate (one request every 20
@@ -67,6 +70,21 @@ func WithThrottleStatuses(codes ...int) Option {
 			}
 		}
 		c.statuses = append([]int(nil), codes...)
+		return nil
+	})
+}
+
+// WithMaxPause bounds the hold a server's Retry-After sets on the Learner's plan: a longer one holds
+// for d, and 0 holds for none (default: no bound). client.New passes the Throttle's bound
+// (throttle.WithMaxPause, the longest Retry-After the retry layer waits out), so that one
+// Retry-After of a day cannot hold a key longer in the learner than in the Throttle. A negative d
+// is invalid.
+func WithMaxPause(d time.Duration) Option {
+	return optionFunc(func(c *config) error {
+		if d < 0 {
+			return fmt.Errorf("%w: max pause %v", ErrInvalidOption, d)
+		}
+		c.maxPause, c.hasMaxPause = d, true
 		return nil
 	})
 }

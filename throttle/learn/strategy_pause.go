@@ -15,7 +15,14 @@ func (pauseStrategy) observe(t int64, s *Signal, m *model) string {
 	if !s.HasRetry || s.RetryAfter <= 0 {
 		return ""
 	}
-	until := s.Answered + s.RetryAfter
+	ra := s.RetryAfter
+	if m.maxPause >= 0 {
+		ra = min(ra, m.maxPause)
+	}
+	if ra <= 0 {
+		return ""
+	}
+	until := s.Answered + ra
 	if until <= m.pauseUntil {
 		return ""
 	}
@@ -27,7 +34,10 @@ func (pauseStrategy) observe(t int64, s *Signal, m *model) string {
 		// per answer).
 		return ""
 	}
-	return fmt.Sprintf("paused %v by Retry-After", durationOf(s.RetryAfter))
+	if ra < s.RetryAfter {
+		return fmt.Sprintf("paused %v by Retry-After (%v asked, above the bound)", durationOf(ra), durationOf(s.RetryAfter))
+	}
+	return fmt.Sprintf("paused %v by Retry-After", durationOf(ra))
 }
 
 func (pauseStrategy) drives(t int64, m *model) bool { return m.pauseUntil > t }
