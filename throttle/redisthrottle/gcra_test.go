@@ -2,6 +2,7 @@ package redisthrottle
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -154,6 +155,37 @@ func TestSharedPause(t *testing.T) {
 			}
 			if a.Stats().Throttles != 1 {
 				t.Errorf("throttles %d, want 1", a.Stats().Throttles)
+			}
+		})
+	}
+}
+
+// TestSharedPauseIsBounded: a Retry-After of a day pauses the other processes for the bound
+// (WithMaxPause; DefaultMaxPause by default), as each process's own pause is bounded, not for the day.
+func TestSharedPauseIsBounded(t *testing.T) {
+	url := redisURL(t)
+	if _, err := New(newClient(t, url), "bad", WithMaxPause(0)); !errors.Is(err, ErrInvalidOption) {
+		t.Fatalf("WithMaxPause(0): %v, want ErrInvalidOption", err)
+	}
+	for _, tc := range []struct {
+		name string
+		opts []Option
+		want time.Duration
+	}{{"default", nil, DefaultMaxPause}, {"ten seconds", []Option{WithMaxPause(10 * time.Second)}, 10 * time.Second}} {
+		t.Run(tc.name, func(t *testing.T) {
+			key := "pause-bounded-" + tc.name
+			opts := append([]Option{WithRate(100, 1)}, tc.opts...)
+			a := mustNew(t, newClient(t, url), key, opts...)
+			b := mustNew(t, newClient(t, url), key, opts...)
+			if _, err := a.Reserve(epoch); err != nil {
+				t.Fatal(err)
+			}
+			resp := &http.Response{StatusCode: http.StatusTooManyRequests, Header: http.Header{"Retry-After": {"86400"}}}
+			a.Observe(epoch.Add(time.Millisecond), resp, nil)
+			now := epoch.Add(5 * time.Millisecond)
+			r, _ := b.Reserve(now)
+			if got, want := r.Delay(now), tc.want-4*time.Millisecond; got != want {
+				t.Errorf("other process delay %v, want %v (the bound, not the day asked)", got, want)
 			}
 		})
 	}

@@ -66,7 +66,7 @@ func (l *Limiter) ObserveAttempt(sent, now time.Time, resp *http.Response, err e
 	}
 	l.stats.throttles.Add(1)
 	if ra, _ := ratelimitheader.RetryAfter(resp.Header, now); ra >= l.cfg.pauseMin && ra > 0 && t >= l.downUntil.Load() {
-		l.sharePause(now, ra)
+		l.sharePause(now, min(ra, l.cfg.pauseMax))
 	}
 	if l.cfg.known {
 		return

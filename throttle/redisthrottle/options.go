@@ -30,6 +30,10 @@ const (
 	// DefaultSharedPause is the shortest Retry-After that pauses the key for every process (see
 	// WithSharedPause).
 	DefaultSharedPause = 2 * time.Second
+	// DefaultMaxPause is the longest pause a Retry-After shares through Redis (see WithMaxPause):
+	// the longest Retry-After client.New's retry layer waits out by default
+	// (retry.DefaultMaxRetryAfter), which bounds each process's own pause too.
+	DefaultMaxPause = time.Minute
 	// DefaultForget is how long the learned state of a key stays in Redis after its last
 	// reservation (see WithForget).
 	DefaultForget = 10 * time.Minute
@@ -70,6 +74,7 @@ type config struct {
 	headroom float64
 	statuses []int
 	pauseMin time.Duration
+	pauseMax time.Duration
 	forget   time.Duration
 	logger   *slog.Logger
 }
@@ -85,6 +90,7 @@ func defaultConfig() config {
 		headroom: DefaultHeadroom,
 		statuses: []int{http.StatusTooManyRequests},
 		pauseMin: DefaultSharedPause,
+		pauseMax: DefaultMaxPause,
 		forget:   DefaultForget,
 	}
 }
@@ -249,6 +255,21 @@ func WithSharedPause(d time.Duration) Option {
 			return fmt.Errorf("%w: shared pause %v", ErrInvalidOption, d)
 		}
 		c.pauseMin = d
+		return nil
+	})
+}
+
+// WithMaxPause bounds the pause one Retry-After shares through Redis: a longer one pauses every
+// process for d. Keep it at the bound of each process's own pause (client.New: the retry layer's
+// longest Retry-After, retry.WithMaxRetryAfter), so that one Retry-After of a day cannot hold the
+// key for a day in Redis after every process's own pause ended. The default is DefaultMaxPause (1
+// minute); d must be positive, else New fails with ErrInvalidOption.
+func WithMaxPause(d time.Duration) Option {
+	return optionFunc(func(c *config) error {
+		if d <= 0 {
+			return fmt.Errorf("%w: max pause %v", ErrInvalidOption, d)
+		}
+		c.pauseMax = d
 		return nil
 	})
 }
