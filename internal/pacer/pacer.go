@@ -105,6 +105,9 @@ type Reservation struct {
 	// held is set when the slot lies where a hold or the window put it, beyond where the pace
 	// and the requests ahead would (see Held).
 	held bool
+	// fromCredit is set when the slot is the hold's end because the credit covers the request
+	// (see place): it spends the credit when it goes.
+	fromCredit bool
 }
 
 // Interval returns the spacing per unit of lane, in nanoseconds (0: unpaced).
@@ -244,6 +247,18 @@ func (p *Pacer) place(r *Reservation, t int64) {
 	}
 	s, after := p.slotFor(t, r.cost, from)
 	held := p.hold > max(t, p.laneReady(from, r.cost))
+	r.fromCredit = false
+	if p.hold > t && p.creditCovers(r) {
+		// The credit goes when the hold ends, ahead of the spacing, as it would go at once with no
+		// hold (a quota said to be back at its reset: the first request goes then, not a spacing
+		// after the last). Sends from the credit count in the window but are not held by it.
+		r.slot, r.after, r.held, r.fromCredit = p.hold, p.creditAfter(p.hold, r.cost), true, true
+		if p.maxInFlight > 0 && p.inFlight+p.indexOf(r) >= p.maxInFlight {
+			r.slot = max(r.slot, addSat(t, p.capWait))
+		}
+		r.notify()
+		return
+	}
 	if p.winLimit > 0 {
 		if back, ok := p.windowBack(r); ok && back > s {
 			s, after = p.slotFor(back, r.cost, from)
@@ -259,6 +274,24 @@ func (p *Pacer) place(r *Reservation, t int64) {
 		r.slot = s
 		r.notify()
 	}
+}
+
+// creditCovers reports whether the credit covers r where it waits in line: the requests ahead of it
+// and r itself fit in the credit, and in the units credit when it is set (FIFO, as release spends
+// it). It walks at most the credit's length of the line.
+func (p *Pacer) creditCovers(r *Reservation) bool {
+	n, units := int64(0), int64(0)
+	for x := p.head; x != nil; x = x.next {
+		n++
+		units += x.cost
+		if n > p.credit || (p.unitCredit >= 0 && units > p.unitCredit) {
+			return false
+		}
+		if x == r {
+			return true
+		}
+	}
+	return false
 }
 
 // windowBack is the earliest slot the window allows r: one window and the slack after the request
@@ -309,6 +342,9 @@ func (p *Pacer) send(slot, cost int64, after [numLanes]int64) {
 func (p *Pacer) Settle(t int64) {
 	for r := p.head; r != nil && r.slot <= t; r = p.head {
 		p.unlink(r)
+		if r.fromCredit {
+			p.fromCredit(r.cost)
+		}
 		p.send(r.slot, r.cost, r.after)
 	}
 }

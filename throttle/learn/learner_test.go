@@ -401,3 +401,26 @@ func TestRetryAfterHoldIsBounded(t *testing.T) {
 		})
 	}
 }
+
+// TestSpentQuotaGoesAtItsReset: a quota the server says is spent and back at a reset sooner than
+// one spacing of its declared rate comes back at that reset, not at the rate. A day's quota of
+// 1,000 is a spacing of 86.4 s; with its reset 3 s away, the next request goes in 3 s (a new-user
+// trial waited 86 s), and once its answer says the quota is back, the ones after it go at once.
+func TestSpentQuotaGoesAtItsReset(t *testing.T) {
+	l, events, ms := observedLearner(t)
+	policy := `RateLimit-Policy: "daily";q=1000;w=86400`
+	send(t, l, ms(0))
+	l.ObserveAttempt(ms(0), ms(10), resp(200, policy, `RateLimit: "daily";r=0;t=3`), nil)
+	r, err := l.Reserve(ms(10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r.Delay(ms(10)); got > 3100*time.Millisecond || got < 2900*time.Millisecond { // the reset is from the answer, plus the margins
+		t.Fatalf("the next request waits %v, want the reset's 3 s (events: %q)", got, *events)
+	}
+	at := ms(10).Add(r.Delay(ms(10)))
+	l.ObserveAttempt(at, at.Add(10*time.Millisecond), resp(200, policy, `RateLimit: "daily";r=999;t=86400`), nil)
+	next := at.Add(20 * time.Millisecond)
+	send(t, l, next)
+	send(t, l, next)
+}

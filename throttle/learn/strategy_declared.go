@@ -323,7 +323,7 @@ func (d *declaredStrategy) observe(t int64, s *Signal, m *model) string {
 		d.credit = c
 		d.sendsAt, d.creditTime, d.hasCredit = m.sends.n, s.Answered, true
 		d.holdUntil = 0
-		if d.credit <= 0 && m.kind == KindWhole {
+		if d.credit <= 0 && (m.kind == KindWhole || (m.kind != KindCounter && d.backBeforePace(s, m))) {
 			d.holdUntil = d.wholeReturns(m)
 		}
 	}
@@ -363,6 +363,15 @@ func (d *declaredStrategy) narrowReset(s *Signal, m *model) {
 		return
 	}
 	d.resetAt, d.leastLeft = at, -1
+}
+
+// backBeforePace reports whether the spent quota s said is back at a reset sooner than one spacing
+// of its declared rate: at least one request's worth is back then, whatever its kind (a window
+// whole, a bucket its next unit), so the next request goes then, not a spacing after the last. A
+// counter is paced at limit-1 per window instead (see plan).
+func (d *declaredStrategy) backBeforePace(s *Signal, m *model) bool {
+	iv := m.declaredInterval()
+	return s.HasReset && iv > 0 && s.Reset < iv && d.resetAt > 0
 }
 
 // wholeReturns is when a request may leave to find a quota that comes back whole: the latest the
@@ -413,7 +422,10 @@ func (d *declaredStrategy) plan(t int64, m *model) plan {
 	c = int64(float64(c) * m.share)
 	p.credit = max(c, 0)
 	if c <= 0 && d.holdUntil > t {
-		p.hold = d.holdUntil
+		// At the reset the quota is back: one request goes then, from a credit of one, not a
+		// spacing of the declared rate after the last send (a day's quota of 1,000 is a spacing
+		// of 86 s, and a reset 3 s away was waited out for 86 s); its answer tells what came back.
+		p.hold, p.credit = d.holdUntil, 1
 	}
 	return p
 }
