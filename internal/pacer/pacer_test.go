@@ -68,6 +68,31 @@ func TestPacerCreditAndHold(t *testing.T) {
 	}
 }
 
+// TestPacerCreditGoesAtTheHoldsEnd: requests waiting for a hold's end that the credit covers go at
+// that end, ahead of the spacing (a quota said to be back at its reset), the rest one spacing after
+// the last of them; each spends the credit as it goes.
+func TestPacerCreditGoesAtTheHoldsEnd(t *testing.T) {
+	p, sent, _ := newTestPacer()
+	p.SetInterval(0, LaneRequests, 10_000)
+	p.Reserve(0, 1) // due at 0: the next free slot is 10,000
+	p.SetHold(1, 3000)
+	p.Grant(1, 1)
+	r1, r2 := p.Reserve(10, 1), p.Reserve(10, 1)
+	if r1 == nil || r1.slot != 3000 || !r1.Held() {
+		t.Fatalf("r1 %+v, want held to the hold's end, 3000, not the spacing's 10,000", r1)
+	}
+	if r2.slot != 13_000 {
+		t.Fatalf("r2 slot %d, want one spacing after r1 (13,000)", r2.slot)
+	}
+	p.Settle(3000)
+	if len(*sent) != 2 || (*sent)[1] != 3000 || p.Credit() != 0 {
+		t.Fatalf("sent %v, credit %d; want r1 sent at 3000 from the credit", *sent, p.Credit())
+	}
+	if !r2.inList || r2.slot != 13_000 {
+		t.Fatalf("r2 %+v, want waiting until 13,000", r2)
+	}
+}
+
 func TestPacerInFlightCap(t *testing.T) {
 	p, _, _ := newTestPacer()
 	p.SetMaxInFlight(0, 1, 1000)
