@@ -38,6 +38,11 @@ type cyclesStrategy struct {
 	quotaSpentAt        int64 // send time of the cycle's quota-th request (0: not yet)
 	// precision is how finely a cycle's start can be timed: see nextOffset.
 	precision int64
+	// opened counts the cycles opened since the last probe below the period's lower bound, and
+	// probeAfter how many open before the next one (see nextOffset); probing is set while the
+	// attempt out is such a probe.
+	opened, probeAfter int64
+	probing            bool
 	// believedRun counts the successes in a row while the headers were believed: the cycles do
 	// not drive then, but the server's largest run is evidence of its quota all the same.
 	believedRun  int64
@@ -177,6 +182,7 @@ func (c *cyclesStrategy) observe(t int64, s *Signal, m *model) string {
 		c.admittedInTest++
 		if float64(c.admittedInTest) >= m.tun.WholeShare*float64(c.quota) {
 			c.st = "cycling"
+			c.opened, c.probeAfter = 0, 2
 			return fmt.Sprintf("whole: %d per %v (period between %v and %v)", c.quota, durationOf(c.hi), durationOf(c.lo), durationOf(c.hi))
 		}
 	case "cycling":
@@ -193,6 +199,23 @@ func (c *cyclesStrategy) observe(t int64, s *Signal, m *model) string {
 		}
 		// The answer to the attempt that opens a cycle.
 		off := c.attemptSent - c.cycleStart
+		if c.probing {
+			c.probing = false
+			if s.Throttled {
+				// The lower bound holds: probe again after twice as many cycles, so that a true
+				// period costs a throttle per doubling of the cycles run, a logarithmic share.
+				c.attemptSent, c.opened, c.probeAfter = 0, 0, 2*c.probeAfter
+				return fmt.Sprintf("probe %v after the last start was early: period in (%v, %v] stands", durationOf(off), durationOf(c.lo), durationOf(c.hi))
+			}
+			// Admitted below the lower bound: the silence that set it was no period of the
+			// server's (another client on the key spent the quota, or a bucket was being
+			// over-driven). The period is at most off; bisect it from nothing.
+			c.lo, c.hi, c.width = 0, off, off
+			c.cycleStart, c.attemptSent, c.overrun = c.attemptSent, 0, max(c.overrun-1, 0)
+			c.sentInCycle = m.sends.unseen(c.cycleStart) + 1
+			c.quotaSpentAt, c.opened = 0, 0
+			return fmt.Sprintf("probe: cycle opened %v after the last, below the lower bound: period in (0, %v]", durationOf(off), durationOf(c.hi))
+		}
 		if s.Throttled {
 			// Too early: the quota was not back yet.
 			c.lo = max(c.lo, off)
@@ -209,6 +232,7 @@ func (c *cyclesStrategy) observe(t int64, s *Signal, m *model) string {
 		c.cycleStart, c.attemptSent, c.overrun = c.attemptSent, 0, max(c.overrun-1, 0)
 		c.sentInCycle = m.sends.unseen(c.cycleStart) + 1
 		c.quotaSpentAt = 0
+		c.opened++
 		return fmt.Sprintf("cycle opened %v after the last: period in (%v, %v]", durationOf(off), durationOf(c.lo), durationOf(c.hi))
 	}
 	return ""
@@ -230,6 +254,7 @@ func (c *cyclesStrategy) sent(slot int64) {
 		}
 		if c.sentInCycle > c.quota && c.attemptSent == 0 && slot >= c.cycleStart+c.nextOffset() {
 			c.attemptSent = slot
+			c.probing = c.probeDue()
 		}
 	}
 }
@@ -238,11 +263,26 @@ func (c *cyclesStrategy) sent(slot int64) {
 // period's bounds, never below the lower one; the upper bound once they are within the precision
 // a start can be timed to (c.precision: the jitter margin, and the Headroom's share of the
 // period). Bisecting finer costs a throttle per early start and gains less than the jitter loses.
+//
+// Every so often (probeDue) the start goes at half the lower bound instead: the lower bound comes
+// from the silence after the first run, and a silence is no period when another client on the key
+// spent the quota meanwhile (two clients on a 5/s bucket, one worker each, cycled 4 per 42 s:
+// 30x), so it is tested like the rate strategy's estimate, after 2, 4, 8... cycles.
 func (c *cyclesStrategy) nextOffset() int64 {
+	if c.probeDue() {
+		return c.lo / 2
+	}
 	if c.hi-c.lo <= max(c.precision, 1) {
 		return c.hi
 	}
 	return c.lo + (c.hi-c.lo+1)/2
+}
+
+// probeDue reports whether the next cycle's start probes below the lower bound: after probeAfter
+// cycles opened since the last probe, when the lower bound is above the precision a start is timed
+// to.
+func (c *cyclesStrategy) probeDue() bool {
+	return c.st == "cycling" && c.probeAfter > 0 && c.opened >= c.probeAfter && c.lo/2 > max(c.precision, 1)
 }
 
 func (c *cyclesStrategy) plan(t int64, m *model) plan {
