@@ -45,8 +45,9 @@ func (shopify) Read(resp *http.Response, now time.Time) (Reading, bool) {
 	usedS, capS, ok := strings.Cut(v, "/")
 	used, okU := parseCount(usedS)
 	capacity, okC := parseCount(capS)
-	if ok && okU && okC && capacity > 0 {
-		used = min(used, capacity)
+	// A fill above the capacity ("40/1") contradicts itself: the pair is ignored, not read as a
+	// bucket of one (which would pace one call per 20 s).
+	if ok && okU && okC && capacity > 0 && used <= capacity {
 		q := Quota{
 			Name:         "rest",
 			Limit:        capacity,

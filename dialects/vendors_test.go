@@ -117,6 +117,8 @@ func TestShopifyFixtures(t *testing.T) {
 			want: Reading{Dialect: "shopify", Quotas: []Quota{q(100, 400, 5*time.Second)}}},
 		{name: "malformed", status: 200, hdrs: []string{"X-Shopify-Shop-Api-Call-Limit", "40"},
 			want: Reading{Dialect: "shopify"}},
+		{name: "fill above capacity", status: 200, hdrs: []string{"X-Shopify-Shop-Api-Call-Limit", "40/1"},
+			want: Reading{Dialect: "shopify"}},
 	})
 }
 
