@@ -424,3 +424,17 @@ func TestSpentQuotaGoesAtItsReset(t *testing.T) {
 	send(t, l, next)
 	send(t, l, next)
 }
+
+// TestClampedResetIsNoWindow: a reset no parser can represent ("X-RateLimit-Reset:
+// 999999999999999999999", read as the 24 h bound) says nothing of the window: a limit declared
+// without one is not taken per 24 h (a new-user trial's client then refused every request for 14.5
+// minutes, the spacing of 100 a day, while the server answered normally).
+func TestClampedResetIsNoWindow(t *testing.T) {
+	l, _, ms := observedLearner(t)
+	send(t, l, ms(0))
+	l.ObserveAttempt(ms(0), ms(10), resp(200, "X-RateLimit-Limit: 100", "X-RateLimit-Remaining: 99",
+		"X-RateLimit-Reset: 999999999999999999999"), nil)
+	if got := l.LearnedLimit(); got.Window >= time.Hour {
+		t.Fatalf("learned %d per %v from a reset at the parsers' bound", got.Quota, got.Window)
+	}
+}

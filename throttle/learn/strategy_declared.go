@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/steadyhttp/steady/dialects"
 )
 
 // declaredStrategy drives while the server's headers are believed. It spends what the server
@@ -136,7 +138,9 @@ func (d *declaredStrategy) observe(t int64, s *Signal, m *model) string {
 	}
 	if s.Limit > 0 {
 		w := s.Window
-		if (w <= 0 || s.WindowAssumed) && s.HasReset {
+		// A reset at the parsers' bound (dialects.MaxDelay) is one no parser could represent,
+		// clamped ("999999999999999999999"): it says nothing of a window.
+		if (w <= 0 || s.WindowAssumed) && s.HasReset && s.Reset < int64(dialects.MaxDelay) {
 			// A limit without a window (X-RateLimit-Limit alone, as GitHub sends it) is per the
 			// longest reset seen, rounded up to whole seconds, the unit such resets come in.
 			// A reset written in whole seconds lies up to its grain late (the server rounds the
