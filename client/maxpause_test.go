@@ -44,15 +44,7 @@ func hugeRetryAfter(t *testing.T, paceOpts []Option) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				var calls atomic.Int32
-				base := handlerTransport{http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-					if calls.Add(1) == 1 {
-						w.Header().Set("Retry-After", "999999999999")
-						w.WriteHeader(http.StatusTooManyRequests)
-						return
-					}
-					w.WriteHeader(http.StatusOK)
-				})}
+				base := throttledOnce("999999999999")
 				tr := NewTransport(base, append(append([]Option(nil), paceOpts...), tt.opts...)...)
 				require.NoError(t, tr.Err())
 				start := time.Now()
@@ -82,13 +74,7 @@ func hugeRetryAfter(t *testing.T, paceOpts []Option) {
 // after the Resume goes at once.
 func TestResumeEndsTheLearnersHoldToo(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var calls atomic.Int32
-		base := handlerTransport{http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if calls.Add(1) == 1 {
-				w.Header().Set("Retry-After", "3600")
-				w.WriteHeader(http.StatusTooManyRequests)
-			}
-		})}
+		base := throttledOnce("3600")
 		tr := NewTransport(base, WithRetry(retry.WithMaxAttempts(1), retry.WithMaxRetryAfter(2*time.Hour)), WithMaxWait(2*time.Hour))
 		require.NoError(t, tr.Err())
 		get := func() int {
@@ -131,4 +117,18 @@ func TestResumeLetsRequestsGoAtOnce(t *testing.T) {
 		require.NoError(t, <-done)
 		assert.Equal(t, time.Second, time.Since(start))
 	})
+}
+
+// throttledOnce is a base transport that answers its first request 429 with Retry-After ra, and
+// every later one 200.
+func throttledOnce(ra string) handlerTransport {
+	var calls atomic.Int32
+	return handlerTransport{http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if calls.Add(1) == 1 {
+			w.Header().Set("Retry-After", ra)
+			w.WriteHeader(http.StatusTooManyRequests)
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+	})}
 }

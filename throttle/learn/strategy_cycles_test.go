@@ -17,12 +17,7 @@ func TestCyclesProbeBelowTheLowerBound(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var c *cyclesStrategy
-			for _, s := range l.strats {
-				if cs, ok := s.(*cyclesStrategy); ok {
-					c = cs
-				}
-			}
+			c := strategyOf[cyclesStrategy](l)
 			sec := func(s float64) int64 { return int64(s * float64(time.Second)) }
 			m := &l.m
 			*c = cyclesStrategy{st: "cycling", quota: 4, lo: sec(42.4), hi: sec(42.6), width: sec(20),

@@ -16,12 +16,7 @@ func TestTrickleRecoverIsANewEpoch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var r *rateStrategy
-	for _, s := range l.strats {
-		if rs, ok := s.(*rateStrategy); ok {
-			r = rs
-		}
-	}
+	r := strategyOf[rateStrategy](l)
 	sec := func(s float64) int64 { return int64(s * float64(time.Second)) }
 	m := &l.m
 	// The trace's state: the startup's run of 96, a search cut at 0.555 s, then walls that halved
