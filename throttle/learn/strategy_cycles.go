@@ -43,6 +43,11 @@ type cyclesStrategy struct {
 	// attempt out is such a probe.
 	opened, probeAfter int64
 	probing            bool
+	// probeCycle is set while the cycle a probe opened runs: a throttle within its quota restores
+	// the bounds it replaced (probedLo, probedHi), as a sliding log gives back a place or two, not
+	// its quota, before its period.
+	probeCycle         bool
+	probedLo, probedHi int64
 	// believedRun counts the successes in a row while the headers were believed: the cycles do
 	// not drive then, but the server's largest run is evidence of its quota all the same.
 	believedRun  int64
@@ -187,6 +192,13 @@ func (c *cyclesStrategy) observe(t int64, s *Signal, m *model) string {
 		}
 	case "cycling":
 		if c.attemptSent == 0 || s.Sent < c.attemptSent {
+			if s.Throttled && s.Sent >= c.cycleStart && (c.quotaSpentAt == 0 || s.Sent <= c.quotaSpentAt) && c.probeCycle {
+				// The probe's cycle was not admitted whole: a place or two had come back, not the
+				// quota. The bounds it replaced stand, and the next probe waits twice as long.
+				c.probeCycle, c.lo, c.hi = false, c.probedLo, c.probedHi
+				c.opened, c.probeAfter = 0, 2*c.probeAfter
+				return fmt.Sprintf("probe: throttled within the quota, %v into the cycle: period in (%v, %v] stands", durationOf(s.Sent-c.cycleStart), durationOf(c.lo), durationOf(c.hi))
+			}
 			if s.Throttled && s.Sent >= c.cycleStart && (c.quotaSpentAt == 0 || s.Sent <= c.quotaSpentAt) {
 				c.overrun++
 				if c.overrun >= 2 {
@@ -209,8 +221,10 @@ func (c *cyclesStrategy) observe(t int64, s *Signal, m *model) string {
 			}
 			// Admitted below the lower bound: the silence that set it was no period of the
 			// server's (another client on the key spent the quota, or a bucket was being
-			// over-driven). The period is at most off; bisect it from nothing.
-			c.lo, c.hi, c.width = 0, off, off
+			// over-driven), if the cycle it opens is admitted whole. The period is then at most
+			// off; bisect it from nothing.
+			c.probeCycle, c.probedLo, c.probedHi = true, c.lo, c.hi
+			c.lo, c.hi = 0, off
 			c.cycleStart, c.attemptSent, c.overrun = c.attemptSent, 0, max(c.overrun-1, 0)
 			c.sentInCycle = m.sends.unseen(c.cycleStart) + 1
 			c.quotaSpentAt, c.opened = 0, 0
@@ -233,6 +247,7 @@ func (c *cyclesStrategy) observe(t int64, s *Signal, m *model) string {
 		c.sentInCycle = m.sends.unseen(c.cycleStart) + 1
 		c.quotaSpentAt = 0
 		c.opened++
+		c.probeCycle = false // the probe's cycle ran whole: its bounds stand
 		return fmt.Sprintf("cycle opened %v after the last: period in (%v, %v]", durationOf(off), durationOf(c.lo), durationOf(c.hi))
 	}
 	return ""

@@ -47,6 +47,17 @@ func TestCyclesProbeBelowTheLowerBound(t *testing.T) {
 				t.Fatalf("throttled probe: %s, period in (%v, %v], next probe after %d; want cycling in (42.4s, 42.6s], after 4",
 					c.st, time.Duration(c.lo), time.Duration(c.hi), c.probeAfter)
 			}
+			if !admitted {
+				return
+			}
+			// The probe's cycle is throttled within its quota (a sliding log gave back a place,
+			// not its quota): the bounds the probe replaced stand, and no overrun is counted.
+			c.sent(probe)
+			c.observe(probe+sec(0.3), &Signal{Sent: probe, Answered: probe + sec(0.3), Throttled: true}, m)
+			if c.lo != sec(42.4) || c.hi != sec(42.6) || c.probeAfter != 4 || c.overrun != 0 || c.st != "cycling" {
+				t.Fatalf("probe cycle throttled within its quota: %s, period in (%v, %v], next probe after %d, overrun %d; want cycling in (42.4s, 42.6s], after 4, none",
+					c.st, time.Duration(c.lo), time.Duration(c.hi), c.probeAfter, c.overrun)
+			}
 		})
 	}
 }
