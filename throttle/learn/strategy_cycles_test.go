@@ -13,12 +13,7 @@ import (
 func TestCyclesProbeBelowTheLowerBound(t *testing.T) {
 	for _, admitted := range []bool{true, false} {
 		t.Run(map[bool]string{true: "admitted", false: "throttled"}[admitted], func(t *testing.T) {
-			l, err := New()
-			if err != nil {
-				t.Fatal(err)
-			}
-			c := strategyOf[cyclesStrategy](l)
-			sec := func(s float64) int64 { return int64(s * float64(time.Second)) }
+			l, c := learnerWith[cyclesStrategy](t)
 			m := &l.m
 			*c = cyclesStrategy{st: "cycling", quota: 4, lo: sec(42.4), hi: sec(42.6), width: sec(20),
 				cycleStart: sec(100), sentInCycle: 4, opened: 1, probeAfter: 2}

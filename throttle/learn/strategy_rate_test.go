@@ -12,12 +12,7 @@ import (
 // refutation of the wall's pace: against a 100/min sliding window counter, 50 ms away, the
 // estimate fell to 0.084/s and the run took 19x its physical time, one run in six.)
 func TestTrickleRecoverIsANewEpoch(t *testing.T) {
-	l, err := New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := strategyOf[rateStrategy](l)
-	sec := func(s float64) int64 { return int64(s * float64(time.Second)) }
+	l, r := learnerWith[rateStrategy](t)
 	m := &l.m
 	// The trace's state: the startup's run of 96, a search cut at 0.555 s, then walls that halved
 	// the pace ten times to 0.0844/s, the last at 12.9 s; the estimate is the search's 96/s.
