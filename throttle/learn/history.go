@@ -8,15 +8,19 @@ type sendLog struct {
 	credit [sendLogSize]int64 // the credit the headers gave each send when it left (see declaredStrategy)
 	upper  [sendLogSize]int64 // the most the headers can have left for it (no jitter margin)
 	before [sendLogSize]int64 // the units (request costs) sent before each send
-	n      int64              // sends recorded in all
-	units  int64              // units sent in all
+	// others is how many other requests were in flight when each left: the most of those sent
+	// before it that can reach the server after it (one answered already was seen).
+	others [sendLogSize]int64
+	n      int64 // sends recorded in all
+	units  int64 // units sent in all
 }
 
 // sendLogSize bounds the memory: more requests than this in flight at once are counted as this
 // many, which only makes the learner more careful.
 const sendLogSize = 1024
 
-func (s *sendLog) add(slot, cost, credit, upper int64) {
+func (s *sendLog) add(slot, cost, credit, upper, others int64) {
+	s.others[s.n%sendLogSize] = others
 	s.before[s.n%sendLogSize] = s.units
 	s.units += cost
 	s.slots[s.n%sendLogSize] = slot
@@ -59,6 +63,26 @@ func (s *sendLog) last() (int64, bool) {
 // instant as it (a burst) are counted as unseen too, all but itself: which of them arrived first
 // is not known, and counting them keeps the credit on the safe side.
 func (s *sendLog) unseen(t int64) int64 { return max(s.after(t-1)-1, 0) }
+
+// unseenBy counts the requests the server may not have seen when it answered the one sent at sent:
+// those sent after it or in the same instant (but itself), and those sent within margin before
+// it (they may have arrived after it), but no more of these than were in flight when it left: a
+// request answered before it left was seen. A sequential client's previous request, answered a
+// moment before, counted as unseen held back the last unit of a quota (3 per 10 min, the last
+// one refused for an 86 s pace).
+func (s *sendLog) unseenBy(sent, margin int64) int64 {
+	all := max(s.after(sent-margin-1)-1, 0) // at or after sent-margin, but itself
+	i := s.n - s.after(sent) - 1            // itself: the latest send at or before sent
+	if i < 0 || i < s.n-sendLogSize {
+		return all
+	}
+	own := s.slots[i%sendLogSize]
+	before := s.after(sent-margin-1) - s.after(own-1) // sent within the margin before it
+	if others := s.others[i%sendLogSize]; before > others {
+		return all - (before - others)
+	}
+	return all
+}
 
 // unitsFrom sums the costs of the sends at or after t (of those the ring still holds: more than
 // sendLogSize in flight are counted as that many, as unseen does).

@@ -78,7 +78,7 @@ func New(opts ...Option) (*Learner, error) {
 	d := &declaredStrategy{leastLeft: -1}
 	cyc := &cyclesStrategy{}
 	l.p = pacer.New(&l.mu, l.clock, func(slot, cost int64) {
-		l.m.sends.add(slot, cost, d.current(&l.m), d.currentUpper(&l.m))
+		l.m.sends.add(slot, cost, d.current(&l.m), d.currentUpper(&l.m), int64(l.p.InFlight()-1))
 		cyc.sent(slot)
 	})
 	l.strats = []strategy{

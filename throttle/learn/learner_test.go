@@ -3,6 +3,7 @@ package learn_test
 import (
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -436,5 +437,31 @@ func TestClampedResetIsNoWindow(t *testing.T) {
 		"X-RateLimit-Reset: 999999999999999999999"), nil)
 	if got := l.LearnedLimit(); got.Window >= time.Hour {
 		t.Fatalf("learned %d per %v from a reset at the parsers' bound", got.Quota, got.Window)
+	}
+}
+
+// TestAnsweredRequestIsSeen: a request answered before the next one left was seen by the server,
+// however close they went: a sequential client's credit is what the server says remains. (Counted
+// as possibly unseen because it left within the jitter margin before, it held back the last of a
+// GitHub quota of 3, and the next request was refused for an 86 s pace.)
+func TestAnsweredRequestIsSeen(t *testing.T) {
+	l, events, ms := observedLearner(t)
+	date := ms(0).UTC().Format(http.TimeFormat)
+	reset := strconv.FormatInt(ms(0).Unix()+257, 10)
+	gh := func(left int) *http.Response {
+		return resp(200, "Date: "+date, "X-GitHub-Request-Id: CE0C:1C5B:1A2B3C:1B2C3D:65F0A1B2", "X-RateLimit-Resource: core",
+			"X-RateLimit-Limit: 3", "X-RateLimit-Remaining: "+strconv.Itoa(left), "X-RateLimit-Used: "+strconv.Itoa(3-left),
+			"X-RateLimit-Reset: "+reset)
+	}
+	send(t, l, ms(0))
+	l.ObserveAttempt(ms(0), ms(4), gh(2), nil)
+	send(t, l, ms(5))
+	l.ObserveAttempt(ms(5), ms(6), gh(1), nil)
+	r, err := l.Reserve(ms(7))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := r.Delay(ms(7)); d != 0 {
+		t.Fatalf("the last request of the quota waits %v, want it sent at once (events %q)", d, *events)
 	}
 }

@@ -308,7 +308,7 @@ func (d *declaredStrategy) observe(t int64, s *Signal, m *model) string {
 		// one that left in the same instant (overtaken on the way), can only lower it.
 		// Requests that left up to a jitter margin before this one may have arrived after it,
 		// unseen too: counting them keeps a reordering on the way from drawing a throttle.
-		c := s.Remaining - m.sends.unseen(s.Sent-m.rtt.margin(m.tun.JitterMargin))
+		c := s.Remaining - m.sends.unseenBy(s.Sent, m.rtt.margin(m.tun.JitterMargin))
 		up := s.Remaining - m.sends.after(s.Sent) // those in the same instant may have been seen
 		if s.Sent <= d.newestSent && d.hasCredit {
 			c = min(c, d.current(m))
