@@ -15,9 +15,10 @@
 // GET, HEAD, OPTIONS, TRACE, PUT and DELETE are idempotent and are retried freely. POST, PATCH and
 // every other method are retried only when sending them twice is harmless: the request carries an
 // Idempotency-Key header (WithIdempotencyKeys adds one), or the response proves the server did not
-// process it (429, a 503 with a valid Retry-After, or a refusal its API's dialect reads as a rate
-// limit's: GitHub's 403 with its quota used up or a secondary limit), or the error proves the request never left the
-// client (a failed dial, an unresolved host: see NotSent). A POST that failed otherwise at transport
+// process it (429, a 503 with a valid Retry-After, or a 403 its API's dialect reads as a rate
+// limit's refusal: GitHub's with its quota used up or a secondary limit, Salesforce's
+// REQUEST_LIMIT_EXCEEDED), or the error proves the request never left the client (a failed dial,
+// an unresolved host: see NotSent). A POST that failed otherwise at transport
 // level without a key is never sent twice: the server may have processed it.
 //
 // A request body is replayed through req.GetBody (set by http.NewRequest for bytes, strings and

@@ -47,7 +47,8 @@ type Reason struct {
 	HasRetryAfter bool
 	// Throttled reports that the response's API says it is its rate limiter's refusal, as its
 	// dialect reads it (package dialects): a 429, GitHub's 403 with its quota used up or with a
-	// secondary limit. The server did not process the request, so any method may be sent again.
+	// secondary limit, or a status the Reader was told means a throttle. A 403 so read was not
+	// processed, so any method may be sent again after it (see the package doc).
 	Throttled bool
 }
 

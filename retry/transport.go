@@ -281,6 +281,15 @@ func (t *Transport) retry(ctx context.Context, orig, sent *http.Request, began t
 	}
 }
 
+// refusedByItsLimit reports whether resp is a 403 its API's dialect reads as a rate limit's refusal
+// (GitHub's 403 with the quota used up or a secondary limit, Salesforce's REQUEST_LIMIT_EXCEEDED):
+// like a 429, it proves the request was not processed, so any method may be sent again. Only a
+// 403: a 503 or 504 that a Reader counts as a throttle (dialects.WithThrottleStatus) may follow a
+// request a server behind a gateway did process, and keeps the rule of MaySendAgain.
+func refusedByItsLimit(resp *http.Response, reason Reason) bool {
+	return reason.Throttled && resp != nil && resp.StatusCode == http.StatusForbidden
+}
+
 // plan decides whether attempt, which failed with resp (or reason.Err), is followed by another, and
 // after which wait; a non-nil cause says why not.
 func (t *Transport) plan(ctx context.Context, sent *http.Request, resp *http.Response, reason Reason,
@@ -292,9 +301,7 @@ func (t *Transport) plan(ctx context.Context, sent *http.Request, resp *http.Res
 	if !Replayable(sent) {
 		return 0, ErrNotReplayable
 	}
-	if !reason.Throttled && !MaySendAgainAfter(sent, resp, reason.Err, reason.HasRetryAfter) {
-		// A refusal its API calls a throttle (reason.Throttled) was not processed either: a POST
-		// that drew GitHub's 403 with the quota used up is sent again after the reset.
+	if !refusedByItsLimit(resp, reason) && !MaySendAgainAfter(sent, resp, reason.Err, reason.HasRetryAfter) {
 		return 0, ErrNotIdempotent
 	}
 	var wait, floor time.Duration

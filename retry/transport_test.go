@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/steadyhttp/steady/dialects"
 	"github.com/steadyhttp/steady/retry"
 )
 
@@ -58,6 +59,12 @@ func TestWhichFailuresAndRequestsAreRetried(t *testing.T) {
 			status(200)}, 200, 2},
 		{"POST GitHub permission 403 is not", "POST", nil, nil, []step{status(403, "X-RateLimit-Limit", "5000",
 			"X-RateLimit-Remaining", "4999", "X-RateLimit-Reset", "1", "X-RateLimit-Resource", "core"), status(200)}, 403, 1},
+		// A 503 or 504 a Reader counts as a throttle may follow a request a server behind a
+		// gateway did process: the method's rule stands (found by review).
+		{"POST 503 a Reader calls a throttle is not", "POST", nil, []retry.Option{retry.WithDialects(throttleReader(t, 429, 503, 504))},
+			[]step{status(503), status(200)}, 503, 1},
+		{"POST 504 a Reader calls a throttle is not", "POST", nil, []retry.Option{retry.WithDialects(throttleReader(t, 429, 503, 504))},
+			[]step{status(504), status(200)}, 504, 1},
 		{"POST with key 502 200", "POST", http.Header{"Idempotency-Key": {"k1"}}, nil, []step{status(502), status(200)}, 200, 2},
 		{"PATCH 429 200", "PATCH", nil, nil, []step{status(429), status(200)}, 200, 2},
 		{"PATCH 504 is not retried", "PATCH", nil, nil, []step{status(504), status(200)}, 504, 1},
@@ -477,4 +484,14 @@ func TestCloseIdleConnectionsReachesThrough(t *testing.T) {
 	(&http.Client{Transport: tr}).CloseIdleConnections()
 	assert.True(t, base.closed)
 	newTransport(t, &stubRT{}).CloseIdleConnections() // no such method below: nothing to do
+}
+
+// throttleReader is the dialects Reader that also counts codes as throttles.
+func throttleReader(t *testing.T, codes ...int) *dialects.Reader {
+	t.Helper()
+	r, err := dialects.NewReader(dialects.WithThrottleStatus(codes...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }

@@ -197,6 +197,10 @@ func (c *cyclesStrategy) observe(t int64, s *Signal, m *model) string {
 				// quota. The bounds it replaced stand, and the next probe waits twice as long.
 				c.probeCycle, c.lo, c.hi = false, c.probedLo, c.probedHi
 				c.opened, c.probeAfter = 0, 2*c.probeAfter
+				// An attempt already out was timed from the probe's bounds: its answer opens no
+				// cycle (admitted, it would set the upper bound below the lower one); the next
+				// attempt goes at the restored bounds.
+				c.attemptSent = 0
 				return fmt.Sprintf("probe: throttled within the quota, %v into the cycle: period in (%v, %v] stands", durationOf(s.Sent-c.cycleStart), durationOf(c.lo), durationOf(c.hi))
 			}
 			if s.Throttled && s.Sent >= c.cycleStart && (c.quotaSpentAt == 0 || s.Sent <= c.quotaSpentAt) {

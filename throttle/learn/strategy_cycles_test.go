@@ -56,3 +56,27 @@ func TestCyclesProbeBelowTheLowerBound(t *testing.T) {
 		})
 	}
 }
+
+// TestCyclesProbeRestoreIgnoresTheAttemptOut: when the throttle that ends a probe's cycle arrives
+// after the next cycle's attempt left (timed from the probe's bounds), the restored bounds stand:
+// that attempt's admission opens no cycle with an upper bound below the lower one (found by review:
+// the period then read (42.4 s, 10.6 s], and cycles started 4x too early).
+func TestCyclesProbeRestoreIgnoresTheAttemptOut(t *testing.T) {
+	l, c := learnerWith[cyclesStrategy](t)
+	m := &l.m
+	*c = cyclesStrategy{st: "cycling", quota: 4, lo: sec(42.4), hi: sec(42.6), width: sec(20),
+		cycleStart: sec(100), sentInCycle: 4, opened: 2, probeAfter: 2}
+	probe := sec(100) + c.lo/2
+	c.sent(probe)
+	c.observe(probe+sec(0.2), &Signal{Sent: probe, Answered: probe + sec(0.2)}, m) // admitted
+	for range 3 {
+		c.sent(probe + sec(0.2)) // the rest of the probe's cycle
+	}
+	next := probe + c.nextOffset()
+	c.sent(next) // the next cycle's attempt leaves before the cycle's answers are all back
+	c.observe(next+sec(0.1), &Signal{Sent: probe + sec(0.2), Answered: next + sec(0.1), Throttled: true}, m)
+	c.observe(next+sec(0.2), &Signal{Sent: next, Answered: next + sec(0.2)}, m) // the attempt, admitted
+	if c.lo != sec(42.4) || c.hi != sec(42.6) {
+		t.Fatalf("period in (%v, %v], want the restored (42.4s, 42.6s]", time.Duration(c.lo), time.Duration(c.hi))
+	}
+}
