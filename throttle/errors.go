@@ -102,7 +102,13 @@ func (e *WaitTooLongError) Error() string {
 	if e.Paused {
 		what = "pause (the server's Retry-After)"
 	}
-	return fmt.Sprintf("throttle: %q would wait %v for its %s, longer than the maximum wait of %v", e.Key, e.Wait.Round(time.Millisecond), what, e.Max)
+	// To the millisecond, and to the second from a minute on: "59m59.999s" for an hour's pause
+	// read a moment after it began says no more than "1h0m0s".
+	wait := e.Wait.Round(time.Millisecond)
+	if e.Wait >= time.Minute {
+		wait = e.Wait.Round(time.Second)
+	}
+	return fmt.Sprintf("throttle: %q would wait %v for its %s, longer than the maximum wait of %v", e.Key, wait, what, e.Max)
 }
 
 // Is reports whether target is ErrWaitTooLong.

@@ -101,3 +101,20 @@ func TestMaxWaitInvalid(t *testing.T) {
 	_, err := New(WithMaxWait(-time.Second))
 	assert.ErrorIs(t, err, ErrInvalidOption)
 }
+
+// TestWaitTooLongMessage: the wait is said to the millisecond, and to the second from a minute on
+// (an hour's pause read a moment after it began is "1h0m0s", not "59m59.999s": an example's output
+// hung on the machine's speed).
+func TestWaitTooLongMessage(t *testing.T) {
+	for _, tc := range []struct {
+		wait time.Duration
+		want string
+	}{
+		{1500*time.Microsecond + 400*time.Nanosecond, "2ms"},
+		{59*time.Second + 999*time.Millisecond, "59.999s"},
+		{time.Hour - time.Millisecond, "1h0m0s"},
+	} {
+		err := &WaitTooLongError{Key: "k", Wait: tc.wait, Max: time.Second}
+		assert.Contains(t, err.Error(), "would wait "+tc.want+" for its pace", "wait %v", tc.wait)
+	}
+}
