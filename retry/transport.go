@@ -9,9 +9,9 @@ import (
 	"github.com/cenkalti/backoff/v4"
 
 	"github.com/steadyhttp/steady/dialects"
-	"github.com/steadyhttp/steady/request"
-
 	"github.com/steadyhttp/steady/internal/ctxsleep"
+	"github.com/steadyhttp/steady/internal/startedat"
+	"github.com/steadyhttp/steady/request"
 )
 
 // Transport is an http.RoundTripper that retries failed attempts of a request through the next
@@ -25,8 +25,9 @@ import (
 // Create it with NewTransport; the zero value is not usable (its RoundTrip fails with an error
 // matching ErrInvalidOption).
 type Transport struct {
-	next http.RoundTripper
-	cfg  config
+	next    http.RoundTripper
+	started startedat.RoundTripper // next, when it says when it began an attempt; else nil
+	cfg     config
 }
 
 var _ http.RoundTripper = (*Transport)(nil)
@@ -56,7 +57,8 @@ func NewTransport(next http.RoundTripper, opts ...Option) (*Transport, error) {
 		}
 		cfg.budget = b
 	}
-	return &Transport{next: next, cfg: cfg}, nil
+	started, _ := next.(startedat.RoundTripper)
+	return &Transport{next: next, started: started, cfg: cfg}, nil
 }
 
 // MaxRetryAfter returns the longest Retry-After the Transport waits out (WithMaxRetryAfter). A layer
@@ -102,7 +104,6 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		closeRequestBody(req)
 		return nil, err
 	}
-	began := sinceOrigin() // the monotonic clock alone: only a retry needs the start, as a time
 	sent := req
 	if t.cfg.idempotencyKeys && needsKey(req) {
 		sent = req.Clone(ctx)
@@ -114,7 +115,16 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if obs := t.cfg.observer; obs != nil {
 		obs.Attempt(sent, 1)
 	}
-	resp, err := sendAttempt(t.next, sent, lim.attemptTimeout)
+	var (
+		resp  *http.Response
+		began requestStart
+	)
+	if t.started != nil && lim.attemptTimeout <= 0 {
+		resp, began.at, err = t.started.RoundTripStartedAt(sent) // the layer below read the clock already
+	} else {
+		began.since, began.read = sinceOrigin(), true
+		resp, err = sendAttempt(t.next, sent, lim.attemptTimeout)
+	}
 	if resp == nil && err == nil {
 		err = ErrNoResponse
 	}
@@ -128,6 +138,28 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return resp, err
 	}
 	return t.retry(ctx, req, sent, began, lim, resp, err)
+}
+
+// requestStart is when a request began, read once on every request and needed only when it is
+// retried: the time the layer below returned (startedat.RoundTripper), or else this layer's own
+// sinceOrigin reading.
+type requestStart struct {
+	at    time.Time     // the layer below's reading; zero when it gave none
+	since time.Duration // sinceOrigin's reading, when read
+	read  bool          // since was read
+}
+
+// time returns the start as a time, given now, a reading of the clock taken later. A start that
+// nobody read was a moment before the attempt's answer: now.
+func (s requestStart) time(now time.Time) time.Time {
+	switch {
+	case !s.at.IsZero():
+		return s.at
+	case s.read:
+		return startOf(s.since, now)
+	default:
+		return now
+	}
 }
 
 // clockOrigin is the origin of sinceOrigin's readings.
@@ -202,11 +234,11 @@ func (t *Transport) read(resp *http.Response, now time.Time) dialects.Reading {
 	return dialects.Read(resp, now)
 }
 
-// retry is the slow path: attempt 1 of orig, begun at began (sinceOrigin), sent as sent, failed
+// retry is the slow path: attempt 1 of orig, begun at began, sent as sent, failed
 // with resp or err.
-func (t *Transport) retry(ctx context.Context, orig, sent *http.Request, began time.Duration, lim limits,
+func (t *Transport) retry(ctx context.Context, orig, sent *http.Request, began requestStart, lim limits,
 	resp *http.Response, err error) (*http.Response, error) {
-	start := startOf(began, time.Now())
+	start := began.time(time.Now())
 	obs := t.cfg.observer
 	key := budgetKeyOf(orig)
 	var (

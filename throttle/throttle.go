@@ -105,7 +105,7 @@ func (t *Throttle) Wait(ctx context.Context, key string) error {
 		return err
 	}
 	defer p.refs.Add(-1)
-	_, _, err = t.waitBlocked(ctx, p, maxWait, costOf(set))
+	_, _, err = t.waitBlocked(ctx, p, maxWait, costOf(set), nil)
 	return err
 }
 
@@ -294,11 +294,17 @@ func costOf(set request.Settings) int64 {
 // waitBlocked waits for permission to send one request on p (which the caller holds), refusing
 // waits longer than maxWait as WithMaxWait describes (0: no bound); see Wait. A cost above 0 is
 // reserved with the limiter's ReserveN when it is a CostReserver. It reports whether it held the
-// request back (a pause or a limiter delay), for the wait observer.
-func (t *Throttle) waitBlocked(ctx context.Context, p *partition, maxWait time.Duration, cost int64) (blocked bool, due time.Time, err error) {
+// request back (a pause or a limiter delay), for the wait observer. When began is not nil and
+// holds the zero time, it receives the wait's first reading of the clock (for
+// startedat.RoundTripper); it stays zero when the wait read none (no pause, no limiter).
+func (t *Throttle) waitBlocked(ctx context.Context, p *partition, maxWait time.Duration, cost int64, began *time.Time) (blocked bool, due time.Time, err error) {
 	for {
 		if until := p.pauseUntil.Load(); until > 0 { // ever paused; the common case skips the call
-			if until > t.since(time.Now()) {
+			now := time.Now()
+			if began != nil && began.IsZero() {
+				*began = now
+			}
+			if until > t.since(now) {
 				blocked = true
 			}
 			if err := t.sitOutPause(ctx, p, maxWait); err != nil {
@@ -309,6 +315,9 @@ func (t *Throttle) waitBlocked(ctx context.Context, p *partition, maxWait time.D
 			return blocked, time.Time{}, nil
 		}
 		now := t.clock.Now()
+		if began != nil && began.IsZero() {
+			*began = now
+		}
 		var r Reservation
 		if cost > 0 && p.costs != nil {
 			r, err = p.costs.ReserveN(now, cost)

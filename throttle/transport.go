@@ -53,19 +53,27 @@ type transport struct {
 }
 
 func (tr *transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, _, err := tr.RoundTripStartedAt(req)
+	return resp, err
+}
+
+// RoundTripStartedAt is RoundTrip that also returns when it began the attempt, before its wait
+// (startedat.RoundTripper): the retry layer above takes a request's start from it rather than read
+// the clock again.
+func (tr *transport) RoundTripStartedAt(req *http.Request) (*http.Response, time.Time, error) {
 	if req.URL == nil {
 		closeBody(req)
-		return nil, ErrNilRequestURL
+		return nil, time.Time{}, ErrNilRequestURL
 	}
 	ctx := req.Context()
 	if err := ctx.Err(); err != nil {
 		closeBody(req)
-		return nil, err
+		return nil, time.Time{}, err
 	}
 	set := request.From(ctx)
 	if err := set.Err(); err != nil {
 		closeBody(req)
-		return nil, err
+		return nil, time.Time{}, err
 	}
 	key, base := tr.t.keys(req, set)
 	maxWait, ok := set.MaxWait()
@@ -75,39 +83,36 @@ func (tr *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	p, err := tr.t.acquire(key, base)
 	if err != nil {
 		closeBody(req)
-		return nil, err
+		return nil, time.Time{}, err
 	}
 	defer p.refs.Add(-1)
 	if p.base != "" {
 		tr.t.inheritGlobal(p, base)
 	}
-	var sent time.Time // when the attempt leaves: the instant the wait let it go, read once
-	if tr.t.onWait == nil {
-		var err error
-		if _, sent, err = tr.t.waitBlocked(ctx, p, maxWait, costOf(set)); err != nil {
-			closeBody(req)
-			return nil, err
-		}
-	} else {
-		start := time.Now()
-		blocked, due, err := tr.t.waitBlocked(ctx, p, maxWait, costOf(set))
-		if err != nil {
-			closeBody(req)
-			return nil, err
-		}
-		if blocked {
-			tr.t.onWait(req, key, time.Since(start))
-		}
-		sent = due
+	var began time.Time // the wait's first reading of the clock, when it read one
+	if tr.t.onWait != nil {
+		began = time.Now()
 	}
+	blocked, sent, err := tr.t.waitBlocked(ctx, p, maxWait, costOf(set), &began)
+	if err != nil {
+		closeBody(req)
+		return nil, began, err
+	}
+	if blocked && tr.t.onWait != nil {
+		tr.t.onWait(req, key, time.Since(began))
+	}
+	// sent: when the attempt leaves, the instant the wait let it go, read once.
 	if p.attempts == nil {
 		sent = time.Time{}
 	} else if sent.IsZero() {
 		sent = time.Now()
 	}
+	if began.IsZero() {
+		began = sent
+	}
 	resp, err := tr.next.RoundTrip(req)
 	tr.t.observe(p, base, req, sent, resp, err)
-	return resp, err
+	return resp, began, err
 }
 
 // observe applies an attempt's outcome to its partition: the bucket its response names (the route

@@ -1,0 +1,69 @@
+package client
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/steadyhttp/steady/retry"
+)
+
+// TestMaxElapsedCountsThePacersWait: retry.WithMaxElapsed bounds a request from the moment it
+// entered the stack, its wait for the pace included. The retry layer takes that moment from the
+// throttle below it (which reads the clock anyway) rather than read the clock itself; it must be
+// the moment the wait began, not the one it ended. A pace of one request per 10 s holds the second
+// request for 10 s; it fails (503), and with a 10 s bound there is no time left for a retry, with
+// the attempt timeout on (the retry layer reads the clock itself) and off (the throttle tells it).
+func TestMaxElapsedCountsThePacersWait(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		opts []retry.Option
+	}{
+		{"start told by the throttle", nil},
+		{"start read by the retry layer", []retry.Option{retry.WithAttemptTimeout(time.Hour)}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var calls atomic.Int32
+				base := roundTripFunc(func(req *http.Request) (*http.Response, error) {
+					calls.Add(1)
+					return &http.Response{StatusCode: http.StatusServiceUnavailable, Header: http.Header{},
+						Body: io.NopCloser(strings.NewReader("busy")), Request: req}, nil
+				})
+				ropts := append([]retry.Option{retry.WithMaxElapsed(10 * time.Second), retry.WithMaxAttempts(5)}, tt.opts...)
+				tr := NewTransport(base, WithTokenBucket(0.1, 1), WithRetry(ropts...))
+				require.NoError(t, tr.Err())
+				get := func() *http.Response {
+					req := httptest.NewRequestWithContext(context.Background(), "GET", "http://api.test/items", nil)
+					req.RequestURI = ""
+					resp, err := tr.RoundTrip(req)
+					require.NoError(t, err)
+					resp.Body.Close()
+					return resp
+				}
+				// The first request spends the burst and is retried after the pace's 10 s, with
+				// time left: its bound counts from its own start.
+				start := time.Now()
+				get()
+				first := calls.Load()
+				require.GreaterOrEqual(t, first, int32(2), "the first request had time for a retry")
+
+				calls.Store(0)
+				start = time.Now()
+				resp := get()
+				assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
+				assert.Equal(t, int32(1), calls.Load(), "waited 10 s for its slot: no time left for a retry")
+				assert.Equal(t, 10*time.Second, time.Since(start))
+			})
+		})
+	}
+}
