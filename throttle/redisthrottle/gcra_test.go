@@ -160,6 +160,56 @@ func TestSharedPause(t *testing.T) {
 	}
 }
 
+// TestSharedPauseResumed: Resume in one process (Throttle.Resume calls it) ends the pause it
+// shared, for every process: the next booking waits for the pace alone, as long as after the same
+// throttle without a Retry-After.
+func TestSharedPauseResumed(t *testing.T) {
+	url := redisURL(t)
+	for _, learning := range []bool{false, true} {
+		t.Run(fmt.Sprintf("learning=%v", learning), func(t *testing.T) {
+			var opts []Option
+			if !learning {
+				opts = append(opts, WithRate(100, 1))
+			}
+			now := epoch.Add(5 * time.Millisecond)
+			// nextDelay: the delay of another process's next booking after one throttle with
+			// retryAfter ("" none), resumed or not.
+			nextDelay := func(name, retryAfter string, resume bool) time.Duration {
+				key := fmt.Sprintf("pause-resumed-%v-%s", learning, name)
+				a := mustNew(t, newClient(t, url), key, opts...)
+				b := mustNew(t, newClient(t, url), key, opts...)
+				if _, err := a.Reserve(epoch); err != nil {
+					t.Fatal(err)
+				}
+				resp := &http.Response{StatusCode: http.StatusTooManyRequests, Header: http.Header{}}
+				if retryAfter != "" {
+					resp.Header.Set("Retry-After", retryAfter)
+				}
+				a.Observe(epoch.Add(time.Millisecond), resp, nil)
+				if resume {
+					a.Resume(now)
+					ok, err := newClient(t, url).HExists(context.Background(), a.Key(), "pu").Result()
+					if err != nil || ok {
+						t.Errorf("shared pause after Resume: %v (%v), want none", ok, err)
+					}
+				}
+				r, _ := b.Reserve(now)
+				if a.Stats().Errors+b.Stats().Errors != 0 {
+					t.Errorf("Redis errors: %d and %d", a.Stats().Errors, b.Stats().Errors)
+				}
+				return r.Delay(now)
+			}
+			if got := nextDelay("held", "30", false); got < 29*time.Second {
+				t.Fatalf("not resumed: delay %v, want the pause's 30 s", got)
+			}
+			pace := nextDelay("control", "", false)
+			if got := nextDelay("resumed", "30", true); got != pace {
+				t.Errorf("resumed: delay %v, want %v (the pace's alone, as after a throttle without Retry-After)", got, pace)
+			}
+		})
+	}
+}
+
 // TestSharedPauseIsBounded: a Retry-After of a day pauses the other processes for the bound
 // (WithMaxPause; DefaultMaxPause by default), as each process's own pause is bounded, not for the day.
 func TestSharedPauseIsBounded(t *testing.T) {

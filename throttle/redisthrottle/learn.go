@@ -91,6 +91,21 @@ func (l *Limiter) readDeclared(h http.Header, now time.Time) {
 	}
 }
 
+// Resume ends the key's shared pause (a Retry-After one process shared) for every process, now
+// (throttle.Resumer: Throttle.Resume calls it): the requests booked from then on are not held for
+// it. Requests another process booked during the pause keep their slots, and the next bookings
+// line up behind them (a Throttle's requests sit out its own pause before they book, so those of
+// the process that calls Resume hold no such slot). It is one Redis call within
+// WithTimeout; while Redis is unreachable there is no shared pause to end, and an error is counted
+// as any other (Stats). It is safe for concurrent use.
+func (l *Limiter) Resume(now time.Time) {
+	ctx, cancel := context.WithTimeout(context.Background(), l.cfg.timeout)
+	defer cancel()
+	if err := resumeScript.Run(ctx, l.client, l.keys[:1], l.scriptNow(now)).Err(); err != nil {
+		l.fail(now.UnixNano(), err)
+	}
+}
+
 // sharePause pauses the key for every process until ra after now.
 func (l *Limiter) sharePause(now time.Time, ra time.Duration) {
 	ttl := int64(0)

@@ -600,4 +600,7 @@ func (l *Limiter) cancel(now time.Time, booked, slot int64) {
 	}
 }
 
-var _ throttle.AttemptLearner = (*Limiter)(nil)
+var (
+	_ throttle.AttemptLearner = (*Limiter)(nil)
+	_ throttle.Resumer        = (*Limiter)(nil)
+)

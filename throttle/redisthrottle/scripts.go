@@ -191,6 +191,21 @@ if redis.call('PTTL', key) < need then redis.call('PEXPIRE', key, need) end
 return 1
 `)
 
+// resumeScript ends a shared pause (Limiter.Resume): no request booked from now on waits for it.
+// Slots already booked after it keep their times, so the requests holding them do not collide with
+// the next ones.
+//
+//	KEYS[1] state hash
+//	ARGV[1] now (µs) or 0 for Redis TIME
+//
+// It returns 1 when a pause was running, 0 when not.
+var resumeScript = redis.NewScript(scriptPrelude + `
+local pu = tonumber(redis.call('HGET', KEYS[1], 'pu')) or 0
+if pu <= now then return 0 end
+redis.call('HDEL', KEYS[1], 'pu')
+return 1
+`)
+
 // lawScript writes the rate law back, if no other process wrote it since it was read: a
 // compare-and-set on the version lv. A new pace restarts the slot clock at the value it has, so the
 // slots booked beyond now move to the new pace; after a cut the clock also goes back one slot, so
