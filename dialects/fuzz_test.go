@@ -39,7 +39,8 @@ func fuzzHeaders(block string) http.Header {
 var fuzzNow = time.Unix(1_700_000_000, 0)
 
 // FuzzRead feeds arbitrary header blocks, statuses and bodies to every dialect through Read and
-// checks the reading's invariants and that the body reads back unchanged.
+// checks the reading's invariants, that the body reads back unchanged, and that the family filter
+// reads it as asking every built-in would.
 func FuzzRead(f *testing.F) {
 	seeds := []struct {
 		status        int
@@ -72,6 +73,7 @@ func FuzzRead(f *testing.F) {
 		if err != nil || !bytes.Equal(got, []byte(body)) {
 			t.Fatalf("body changed: %q, %v", got, err)
 		}
+		sameWithAndWithoutFilter(t, status, fuzzHeaders(headers), body)
 		for _, d := range Builtins() {
 			if r, ok := d.Read(&http.Response{StatusCode: status, Header: fuzzHeaders(headers), Body: http.NoBody}, fuzzNow); ok {
 				checkReading(t, r)
@@ -121,5 +123,23 @@ func FuzzCredentialKey(f *testing.F) {
 			t.Fatalf("key %q contains the credential", k)
 		}
 		_ = CredentialKey(req, header)
+	})
+}
+
+// FuzzLimitWithWindow: a limit value without a list or parameters reads the same by the short path
+// as by the structured-field parse.
+func FuzzLimitWithWindow(f *testing.F) {
+	for _, s := range []string{"60", " 60 ", "\t7", "007", "-5", "0", "1.5", "abc", "+5", "9999999999999999", "1e3", `"60"`, "60, 60;w=1", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		if strings.ContainsAny(v, ",;") {
+			return
+		}
+		n, w := limitWithWindow(v)
+		ln, lw := limitFromList(v)
+		if n != ln || w != lw {
+			t.Fatalf("%q: %d %v, the list parse %d %v", v, n, w, ln, lw)
+		}
 	})
 }

@@ -153,10 +153,15 @@ func (r *Reader) Read(resp *http.Response, now time.Time) Reading {
 		ok bool
 		d  Dialect
 	)
-	if d = r.forced(resp); d == nil && len(r.user) == 0 && resp.StatusCode < 400 && !carriesLimits(resp.Header) {
-		// The common answer: a success with no header any built-in reads. Nothing to ask the
-		// dialects; a throttle status list is for refusals.
-		return Reading{}
+	var fams family // the header families present, which the built-ins are asked by
+	if d = r.forced(resp); d == nil {
+		var carries bool
+		fams, carries = scanFields(resp.Header)
+		if len(r.user) == 0 && resp.StatusCode < 400 && !carries {
+			// The common answer: a success with no header any built-in reads. Nothing to ask
+			// the dialects; a throttle status list is for refusals.
+			return Reading{}
+		}
 	}
 	if d != nil {
 		if f, isForcer := d.(forcer); isForcer {
@@ -172,7 +177,10 @@ func (r *Reader) Read(resp *http.Response, now time.Time) Reading {
 			}
 		}
 		if !ok {
-			for _, b := range builtins {
+			for i, b := range builtins {
+				if builtinFamilies[i]&fams == 0 {
+					continue // cannot recognise it: none of its fields is there
+				}
 				if rd, ok = b.Read(resp, now); ok {
 					d = b
 					break
@@ -189,21 +197,8 @@ func (r *Reader) Read(resp *http.Response, now time.Time) Reading {
 	return rd
 }
 
-// carriesLimits reports whether h may hold a field a built-in dialect reads or recognises a
-// response by: nearly every such name contains "ratelimit" or "rate-limit"; the others are
-// Retry-After and its variants, Salesforce's Sforce-Limit-Info, Stripe-Should-Retry and Request-Id,
-// Shopify's call limit and GitHub's X-GitHub-* (see limitField). It
-// looks at each name once, without allocating; a name it cannot rule out counts as carrying.
-func carriesLimits(h http.Header) bool {
-	for k := range h {
-		if limitField(k) {
-			return true
-		}
-	}
-	return false
-}
-
-// limitField is carriesLimits for one field name, in any letter case, in one pass over it. The
+// limitField reports whether a field named k may be one a built-in dialect reads or recognises a
+// response by (scanFields asks it of each name), in any letter case, in one pass over it. The
 // fields a dialect is recognised by count too (Stripe's Request-Id, GitHub's X-GitHub-*), so a
 // success reads as its dialect's. Every other name a built-in reads contains "limit" (RateLimit,
 // Rate-Limit, Sforce-Limit-Info, Shopify's Call-Limit) or "retry" (Retry-After and its variants,

@@ -151,3 +151,17 @@ func TestCarriesLimitsSeesEveryBuiltinField(t *testing.T) {
 		t.Errorf("a success with X-RateLimit fields read as nothing: %+v", r)
 	}
 }
+
+// carriesLimits (a test's reference) reports whether h may hold a field a built-in dialect reads or recognises a
+// response by: nearly every such name contains "ratelimit" or "rate-limit"; the others are
+// Retry-After and its variants, Salesforce's Sforce-Limit-Info, Stripe-Should-Retry and Request-Id,
+// Shopify's call limit and GitHub's X-GitHub-* (see limitField). It
+// looks at each name once, without allocating; a name it cannot rule out counts as carrying.
+func carriesLimits(h http.Header) bool {
+	for k := range h {
+		if limitField(k) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,124 @@
+package dialects
+
+import (
+	"net/http"
+	"strings"
+)
+
+// family is a set of the header families a response carries, found in one pass over its field
+// names (scanFields). A built-in dialect recognises a response only by fields of its families
+// (builtinFamilies), so one whose families are all absent is not asked: without this filter a
+// response with three X-RateLimit-* fields was looked up some forty times by the ten dialects
+// tried before x-ratelimit, most of a reading's cost.
+//
+// Like the dialects' own lookups, it matches canonical field names (http.CanonicalHeaderKey),
+// which net/http gives every response it reads.
+type family uint16
+
+const (
+	famXRateLimit family = 1 << iota // X-Ratelimit-Limit, -Remaining, -Reset and any other X-Ratelimit-*
+	famXRateDash                     // X-Rate-Limit-*: X's spelling
+	famOpenAI                        // X-Ratelimit-*-Requests, X-Ratelimit-*-Tokens
+	famDiscord                       // X-Ratelimit-Bucket, -Reset-After, -Global, -Scope
+	famIETF                          // Ratelimit, Ratelimit-Policy, Ratelimit-* and the Beta- prefix
+	famAnthropic                     // Anthropic-Ratelimit-*
+	famGitHub                        // X-Github-*, X-Ratelimit-Resource
+	famShopify                       // X-Shopify-Shop-Api-Call-Limit
+	famSalesforce                    // Sforce-Limit-Info
+	famAzure                         // X-Ms-Ratelimit-Remaining-*, X-Ms-Retry-After-Ms, Retry-After-Ms
+	famStripe                        // Stripe-Should-Retry, Request-Id
+)
+
+// familyOf returns the family of one canonical field name, 0 for none.
+func familyOf(k string) family {
+	if k == "" {
+		return 0
+	}
+	switch k[0] {
+	case 'X':
+		switch {
+		case strings.HasPrefix(k, "X-Ratelimit-"):
+			return xRateLimitFamily(k[len("X-Ratelimit-"):])
+		case strings.HasPrefix(k, "X-Rate-Limit-"):
+			return famXRateDash
+		case strings.HasPrefix(k, "X-Github-"):
+			return famGitHub
+		case k == "X-Shopify-Shop-Api-Call-Limit":
+			return famShopify
+		case strings.HasPrefix(k, azureRemainingPrefix) || k == "X-Ms-Retry-After-Ms":
+			return famAzure
+		}
+	case 'R':
+		switch {
+		case strings.HasPrefix(k, "Ratelimit"):
+			return famIETF
+		case k == "Retry-After-Ms":
+			return famAzure
+		case k == "Request-Id":
+			return famStripe
+		}
+	case 'B':
+		if strings.HasPrefix(k, "Beta-Ratelimit") {
+			return famIETF
+		}
+	case 'A':
+		if strings.HasPrefix(k, "Anthropic-Ratelimit-") {
+			return famAnthropic
+		}
+	case 'S':
+		switch k {
+		case "Sforce-Limit-Info":
+			return famSalesforce
+		case "Stripe-Should-Retry":
+			return famStripe
+		}
+	}
+	return 0
+}
+
+// xRateLimitFamily is the family of the X-Ratelimit-* field whose name ends in rest: the vendors'
+// own fields apart (GitHub's resource, OpenAI's per-unit triples, Discord's bucket fields), since
+// GitHub, OpenAI and Discord are asked before the generic dialect, which alone reads the rest.
+func xRateLimitFamily(rest string) family {
+	switch rest {
+	case "Limit", "Remaining", "Reset", "Used", "Retry-After":
+		return famXRateLimit
+	case "Resource":
+		return famGitHub
+	case "Bucket", "Reset-After", "Global", "Scope":
+		return famDiscord
+	}
+	if strings.HasSuffix(rest, "-Requests") || strings.HasSuffix(rest, "-Tokens") {
+		return famOpenAI
+	}
+	return famXRateLimit
+}
+
+// scanFields returns the families of h's field names and whether any name may be one a built-in
+// reads (limitField), in one pass over them. It does not allocate.
+func scanFields(h http.Header) (f family, carries bool) {
+	for k := range h {
+		kf := familyOf(k)
+		f |= kf
+		if !carries && (kf != 0 || limitField(k)) {
+			carries = true
+		}
+	}
+	return f, carries
+}
+
+// builtinFamilies are the families each built-in dialect recognises a response by, in the order
+// of builtins: one of them present is necessary for its Read to return ok.
+var builtinFamilies = [len(builtins)]family{
+	famGitHub,                    // github: X-Ratelimit-Resource, X-Github-*
+	famAnthropic,                 // anthropic
+	famOpenAI,                    // openai: X-Ratelimit-*-Requests, -Tokens
+	famShopify,                   // shopify
+	famDiscord,                   // discord: X-Ratelimit-Bucket, -Reset-After, -Global, -Scope
+	famSalesforce,                // salesforce
+	famAzure,                     // azure
+	famStripe,                    // stripe
+	famIETF,                      // ietf
+	famXRateDash,                 // twitter
+	famXRateLimit | famXRateDash, // x-ratelimit
+}
