@@ -143,3 +143,15 @@ func FuzzLimitWithWindow(f *testing.F) {
 		}
 	})
 }
+
+// FuzzTrimOWS: trimOWS removes what strings.Trim(s, " \t") does.
+func FuzzTrimOWS(f *testing.F) {
+	for _, s := range []string{"", " ", "\t \t", " 60 ", "\t7", "a b", " \ta\t "} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := trimOWS(s), strings.Trim(s, " \t"); got != want {
+			t.Fatalf("trimOWS(%q) = %q, want %q", s, got, want)
+		}
+	})
+}
