@@ -95,8 +95,20 @@ func (s *sendLog) unitsFrom(t int64) int64 {
 }
 
 // after counts the recorded sends at times strictly after t. Sends are recorded in time order.
+//
+// The times asked about are nearly always recent (an answered request's send, with the few in
+// flight sent after it), so it gallops back from the latest send (1, 2, 4... sends back) before it
+// bisects: a handful of probes near the end of the ring rather than ten across it.
 func (s *sendLog) after(t int64) int64 {
 	lo, hi := max(s.n-sendLogSize, 0), s.n // search [lo, hi) for the first send after t
+	for step := int64(1); ; step *= 2 {
+		i := s.n - step
+		if i < lo || s.slots[i%sendLogSize] <= t {
+			lo = max(lo, i+1) // send i is at or before t
+			break
+		}
+		hi = i // sends i.. are after t
+	}
 	for lo < hi {
 		mid := (lo + hi) / 2
 		if s.slots[mid%sendLogSize] > t {
