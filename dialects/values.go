@@ -77,7 +77,7 @@ func clampWait(d time.Duration) time.Duration {
 // reset fields are measured against it, which corrects for skew between server and client clocks.
 func base(h http.Header, now time.Time) time.Time {
 	if d := get(h, "Date"); d != "" {
-		if t, err := http.ParseTime(trimOWS(d)); err == nil {
+		if t, ok := ratelimitheader.ParseHTTPDate(trimOWS(d)); ok {
 			return t
 		}
 	}
@@ -111,7 +111,7 @@ func parseDate(s string) (time.Time, bool) {
 		}
 		return time.Time{}, false
 	}
-	if t, err := http.ParseTime(s); err == nil {
+	if t, ok := ratelimitheader.ParseHTTPDate(s); ok {
 		return t, true
 	}
 	if i := strings.IndexByte(s, '('); i > 0 {
@@ -125,8 +125,9 @@ func parseDate(s string) (time.Time, bool) {
 
 // parseReset reads a reset value in any form the wild uses: delta-seconds, fractional seconds, Unix
 // seconds (above 1e9), Unix milliseconds (above 1e12), an ISO 8601 / RFC 3339 date, an HTTP-date or
-// a JavaScript Date string. Instants are measured against the response's Date header (else now).
-// The result is clamped to [0, MaxDelay].
+// a JavaScript Date string. Instants are measured against the response's Date header (else now),
+// an HTTP-date rounded up by its second (ratelimitheader.DateGrain, as Retry-After's). The result
+// is clamped to [0, MaxDelay].
 func parseReset(value string, h http.Header, now time.Time) (time.Duration, bool) {
 	value = trimOWS(value)
 	if value == "" {
@@ -136,6 +137,14 @@ func parseReset(value string, h http.Header, now time.Time) (time.Duration, bool
 		if d, ok := ratelimitheader.ParseReset(value, get(h, "Date"), now); ok {
 			return d, true
 		}
+	}
+	if t, ok := ratelimitheader.ParseHTTPDate(value); ok {
+		// Whole seconds: the instant meant lies up to a second after the date (DateGrain).
+		d := t.Sub(base(h, now)) // saturates far from the present
+		if d < MaxDelay {
+			d += ratelimitheader.DateGrain
+		}
+		return clampWait(d), true
 	}
 	t, ok := parseDate(value)
 	if !ok {

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/dunglas/httpsfv"
+
+	"github.com/steadyhttp/steady/internal/ratelimitheader"
 )
 
 // xRateLimit reads the generic X-RateLimit-Limit / X-RateLimit-Remaining / X-RateLimit-Reset
@@ -78,12 +80,14 @@ func tripleQuota(h http.Header, k *triple, now time.Time) (Quota, bool) {
 		}
 	}
 	if tv != "" {
-		q.Reset, q.HasReset = parseReset(firstElement(tv), h, now)
+		read := firstElement(tv)
+		q.Reset, q.HasReset = parseReset(read, h, now)
 		if !q.HasReset {
+			read = tv
 			q.Reset, q.HasReset = parseReset(tv, h, now) // a date with a comma: an HTTP-date
 		}
 		if q.HasReset {
-			q.ResetGrain = resetGrain(firstElement(tv), h)
+			q.ResetGrain = resetGrain(read, h)
 		}
 	}
 	return q, true
@@ -141,11 +145,17 @@ func limitFromList(v string) (int64, time.Duration) {
 }
 
 // resetGrain is how much a reset value may overstate the true time to the reset: a whole number of
-// seconds was rounded up by the server, by up to a second; a Unix time in whole seconds measured
-// against the Date header (itself truncated to the second) by up to two. Milliseconds, fractions
-// and dates: 0.
+// seconds was rounded up by the server, by up to a second; a Unix time in whole seconds, or an
+// HTTP-date (read rounded up by its second), measured against the Date header (itself truncated
+// to the second) by up to two. Milliseconds, fractions and other dates: 0.
 func resetGrain(v string, h http.Header) time.Duration {
 	v = trimOWS(v)
+	if _, ok := ratelimitheader.ParseHTTPDate(v); ok {
+		if get(h, "Date") != "" {
+			return 2 * ratelimitheader.DateGrain
+		}
+		return ratelimitheader.DateGrain
+	}
 	if v == "" || len(v) > 11 { // more than 11 digits: a Unix time in milliseconds
 		return 0
 	}

@@ -68,6 +68,22 @@ func TestXRateLimitFixtures(t *testing.T) {
 			want: Reading{Dialect: "twitter", Throttled: true, Quotas: []Quota{{Limit: 900, Remaining: 0, HasRemaining: true, Reset: time.Second, HasReset: true, ResetGrain: 2 * time.Second}}},
 		},
 		{
+			// sethvargo/go-limiter's httplimit middleware (v0.7.1, middleware.go) writes the reset,
+			// and on a 429 Retry-After, as time.RFC1123 of a UTC time: "UTC" where HTTP says "GMT".
+			// The date is truncated to its second: read rounded up by it, with a grain of two
+			// against the Date header.
+			name: "sethvargo/go-limiter: RFC 1123 dates in UTC", status: 429,
+			hdrs: []string{"Date", "Fri, 27 Nov 2026 12:03:32 GMT", "X-RateLimit-Limit", "20", "X-RateLimit-Remaining", "0",
+				"X-RateLimit-Reset", "Fri, 27 Nov 2026 12:03:32 UTC", "Retry-After", "Fri, 27 Nov 2026 12:03:32 UTC"},
+			want: Reading{Dialect: "x-ratelimit", Throttled: true, RetryAfter: time.Second, HasRetryAfter: true,
+				Quotas: []Quota{{Limit: 20, Remaining: 0, HasRemaining: true, Reset: time.Second, HasReset: true, ResetGrain: 2 * time.Second}}},
+		},
+		{
+			name: "HTTP-date reset without Date: against now", status: 200,
+			hdrs: []string{"X-RateLimit-Limit", "20", "X-RateLimit-Reset", "Sun, 17 Mar 2030 17:46:50 GMT"}, // now + 10 s
+			want: Reading{Dialect: "x-ratelimit", Quotas: []Quota{{Limit: 20, Reset: 11 * time.Second, HasReset: true, ResetGrain: time.Second}}},
+		},
+		{
 			name: "garbage is ignored field by field", status: 200,
 			hdrs: []string{"X-RateLimit-Limit", "-5", "X-RateLimit-Remaining", "12", "X-RateLimit-Reset", "soon"},
 			want: Reading{Dialect: "x-ratelimit", Quotas: []Quota{{Remaining: 12, HasRemaining: true}}},

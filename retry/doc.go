@@ -30,10 +30,12 @@
 // Without a server signal the wait before retry n is drawn uniformly from [0, min(max, base·2^(n-1))]
 // ("full jitter" over the exponential schedule of github.com/cenkalti/backoff/v4). When the response
 // carries Retry-After (delay-seconds or an HTTP-date, the date measured against the response's Date
-// header to cancel clock skew), the wait is exactly that plus a jitter that only adds (by default up
-// to 10%): a retry never arrives before the server asked. A Retry-After beyond WithMaxRetryAfter, or
-// one that would pass the request context's deadline, is not waited out: the response is returned
-// at once.
+// header to cancel clock skew and rounded up by the second its instant may lie beyond it), the wait
+// is exactly that plus a jitter that only adds (by default up to 10%): a retry never arrives before
+// the server asked. A Retry-After of 0, or a date gone by, names no time: the backoff decides, so a
+// server that asks for no wait and refuses again draws no retry storm. A Retry-After beyond
+// WithMaxRetryAfter, or one that would pass the request context's deadline, is not waited out: the
+// response is returned at once.
 //
 // # Timeouts
 //

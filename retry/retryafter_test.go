@@ -67,6 +67,9 @@ func throttledOnce(ra func(now time.Time) (retryAfter, date string)) answer {
 
 func httpDate(t time.Time) string { return t.UTC().Format(http.TimeFormat) }
 
+// TestRetryNeverArrivesBeforeRetryAfter: a retry waits the server's Retry-After, and a date's one
+// second more (the instant it means may lie up to a second after the date, which is whole
+// seconds: ratelimitheader.DateGrain).
 func TestRetryNeverArrivesBeforeRetryAfter(t *testing.T) {
 	const rfc850 = "Monday, 02-Jan-06 15:04:05 GMT"
 	tests := []struct {
@@ -80,25 +83,25 @@ func TestRetryNeverArrivesBeforeRetryAfter(t *testing.T) {
 		{"delay-seconds, full jitter", func(time.Time) (string, string) { return "2", "" }, 1, 2 * time.Second, 4 * time.Second},
 		{"IMF-fixdate with Date", func(now time.Time) (string, string) {
 			return httpDate(now.Add(3 * time.Second)), httpDate(now)
-		}, 0.1, 3 * time.Second, 3300 * time.Millisecond},
+		}, 0.1, 4 * time.Second, 4400 * time.Millisecond},
 		{"server clock an hour ahead", func(now time.Time) (string, string) {
 			return httpDate(now.Add(time.Hour + 3*time.Second)), httpDate(now.Add(time.Hour))
-		}, 0.1, 3 * time.Second, 3300 * time.Millisecond},
+		}, 0.1, 4 * time.Second, 4400 * time.Millisecond},
 		{"server clock an hour behind", func(now time.Time) (string, string) {
 			return httpDate(now.Add(-time.Hour + 3*time.Second)), httpDate(now.Add(-time.Hour))
-		}, 0, 3 * time.Second, 3 * time.Second},
+		}, 0, 4 * time.Second, 4 * time.Second},
 		{"RFC 850 date", func(now time.Time) (string, string) {
 			return now.Add(4 * time.Second).UTC().Format(rfc850), httpDate(now)
-		}, 0, 4 * time.Second, 4 * time.Second},
+		}, 0, 5 * time.Second, 5 * time.Second},
 		{"asctime date", func(now time.Time) (string, string) {
 			return now.Add(5 * time.Second).UTC().Format(time.ANSIC), httpDate(now)
-		}, 0, 5 * time.Second, 5 * time.Second},
+		}, 0, 6 * time.Second, 6 * time.Second},
 		{"date without Date header", func(now time.Time) (string, string) {
 			return httpDate(now.Add(2 * time.Second)), ""
-		}, 0, 2 * time.Second, 2 * time.Second},
+		}, 0, 3 * time.Second, 3 * time.Second},
 		{"date in the past", func(now time.Time) (string, string) {
 			return httpDate(now.Add(-time.Minute)), httpDate(now)
-		}, 0.1, 0, 0},
+		}, 0.1, 0, retry.DefaultBaseDelay}, // no time named: the backoff's first step
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -314,4 +317,37 @@ func TestCancelDuringWaitReturnsPromptly(t *testing.T) {
 		assert.Len(t, srv.gaps(), 0)
 		assert.Equal(t, []string{"attempt 1", "retry 1 after 503", "gave up after 1: 503: context canceled"}, obs.all())
 	})
+}
+
+// TestZeroRetryAfterBacksOff: a server that answers "Retry-After: 0" (or a date gone by) and
+// refuses again is retried on the backoff's schedule, not at once: five refusals in a row, each
+// retry after a wait, the waits growing as the backoff's steps (full jitter below each).
+func TestZeroRetryAfterBacksOff(t *testing.T) {
+	for _, ra := range []string{"0", "Sun, 06 Nov 1994 08:49:37 GMT"} {
+		t.Run(ra, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				srv := &timedServer{fn: func(n int, now time.Time, h http.Header) int {
+					if n >= 5 {
+						return http.StatusOK
+					}
+					h.Set("Retry-After", ra)
+					return http.StatusTooManyRequests
+				}}
+				tr, err := retry.NewTransport(pipenet.Serve(t, srv), retry.WithMaxAttempts(6), retry.WithBudget(nil))
+				require.NoError(t, err)
+				resp, err := tr.RoundTrip(must(http.NewRequest("GET", "http://api.test/", nil)))
+				require.NoError(t, err)
+				require.NoError(t, resp.Body.Close())
+				assert.Equal(t, http.StatusOK, resp.StatusCode)
+				gaps := srv.gaps()
+				require.Len(t, gaps, 5)
+				step := retry.DefaultBaseDelay
+				for i, g := range gaps {
+					assert.Greater(t, g, time.Duration(0), "retry %d sent at once", i+1)
+					assert.LessOrEqual(t, g, step, "retry %d waited past its backoff step", i+1)
+					step *= 2
+				}
+			})
+		})
+	}
 }

@@ -337,14 +337,17 @@ func (t *Transport) plan(ctx context.Context, sent *http.Request, resp *http.Res
 		return 0, ErrNotIdempotent
 	}
 	var wait, floor time.Duration
-	serverPaced := false
-	if reason.HasRetryAfter {
+	// A Retry-After of 0 (or a date gone by) names no time to wait: a server that asks for no wait
+	// and refuses again would draw a retry storm (a limiter writing its window's end truncated to
+	// the second answered "retry now" 20 times in 300 ms until the request was given up). The
+	// backoff decides then, as without one.
+	serverPaced := reason.HasRetryAfter && reason.RetryAfter > 0
+	if serverPaced {
 		if reason.RetryAfter > cfg.maxRetryAfter {
 			return 0, ErrRetryAfterTooLong
 		}
 		floor = reason.RetryAfter
 		wait = AddJitter(floor, cfg.retryAfterJitter)
-		serverPaced = floor > 0
 	} else {
 		if *sched == nil {
 			*sched = newSchedule(cfg.baseDelay, cfg.maxDelay)
@@ -352,7 +355,7 @@ func (t *Transport) plan(ctx context.Context, sent *http.Request, resp *http.Res
 		wait = fullJitter((*sched).NextBackOff())
 	}
 	if deadline, ok := ctx.Deadline(); ok && !now.Add(wait).Before(deadline) {
-		if !reason.HasRetryAfter || !now.Add(floor).Before(deadline) {
+		if !serverPaced || !now.Add(floor).Before(deadline) {
 			return 0, ErrWouldExceedDeadline
 		}
 		wait = floor // the jitter would pass the deadline; the server's own delay does not

@@ -46,24 +46,26 @@ func newRequest(t *testing.T, ctx context.Context, rawURL string) *http.Request 
 }
 
 // TestTransportRetryAfterPausesKey: a 429 with Retry-After holds back the siblings on the same
-// host, in flight and new, but not another host.
+// host, in flight and new, but not another host. A date holds a second longer than the dates'
+// difference: its instant may lie up to a second beyond it (ratelimitheader.DateGrain).
 func TestTransportRetryAfterPausesKey(t *testing.T) {
 	for _, tt := range []struct {
 		name   string
 		header func(now time.Time) http.Header
+		pause  time.Duration
 	}{
-		{"delay-seconds", func(time.Time) http.Header { return http.Header{"Retry-After": {"2"}} }},
+		{"delay-seconds", func(time.Time) http.Header { return http.Header{"Retry-After": {"2"}} }, 2 * time.Second},
 		{"HTTP-date", func(now time.Time) http.Header {
 			return http.Header{"Retry-After": {now.Add(2 * time.Second).UTC().Format(http.TimeFormat)}}
-		}},
+		}, 3 * time.Second},
 		{"HTTP-date with a skewed Date", func(now time.Time) http.Header {
 			skewed := now.Add(time.Hour) // the server's clock runs an hour ahead
 			return http.Header{
 				"Retry-After": {skewed.Add(2 * time.Second).UTC().Format(http.TimeFormat)},
 				"Date":        {skewed.UTC().Format(http.TimeFormat)},
 			}
-		}},
-		{"on a 503", func(time.Time) http.Header { return http.Header{"Retry-After": {"2"}} }},
+		}, 3 * time.Second},
+		{"on a 503", func(time.Time) http.Header { return http.Header{"Retry-After": {"2"}} }, 2 * time.Second},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -90,7 +92,7 @@ func TestTransportRetryAfterPausesKey(t *testing.T) {
 				resp, err := rt.RoundTrip(newRequest(t, context.Background(), "http://a.test/x"))
 				require.NoError(t, err)
 				assert.NotEqual(t, http.StatusOK, resp.StatusCode)
-				assert.Equal(t, start.Add(2*time.Second), th.PausedUntil("a.test"))
+				assert.Equal(t, start.Add(tt.pause), th.PausedUntil("a.test"))
 
 				var wg sync.WaitGroup
 				for _, u := range []string{"http://a.test/1", "http://b.test/1", "http://a.test/2"} {
@@ -102,7 +104,7 @@ func TestTransportRetryAfterPausesKey(t *testing.T) {
 					})
 				}
 				wg.Wait()
-				assert.Equal(t, []time.Duration{0, 2 * time.Second, 2 * time.Second}, sent["a.test"])
+				assert.Equal(t, []time.Duration{0, tt.pause, tt.pause}, sent["a.test"])
 				assert.Equal(t, []time.Duration{0}, sent["b.test"])
 			})
 		})

@@ -13,7 +13,8 @@ import (
 
 func TestBackoff(t *testing.T) {
 	date := func(d time.Duration) string { return time.Now().Add(d).UTC().Format(http.TimeFormat) }
-	// A server an hour ahead: Retry-After is 3s after its own Date, not after ours.
+	// A server an hour ahead: Retry-After is 3s after its own Date, not after ours (4 s with the
+	// date's second: ratelimitheader.DateGrain).
 	skewed := func() *http.Response {
 		now := time.Now().Add(time.Hour).Truncate(time.Second)
 		return response("GET", 429, "Date", now.UTC().Format(http.TimeFormat),
@@ -40,7 +41,8 @@ func TestBackoff(t *testing.T) {
 			func() *http.Response { return response("GET", 429, "Retry-After", "5") }, 5 * time.Second, 5500 * time.Millisecond},
 		{"Retry-After below min", 10 * time.Second, 30 * time.Second, 4,
 			func() *http.Response { return response("GET", 503, "Retry-After", "2") }, 2 * time.Second, 2200 * time.Millisecond},
-		{"Retry-After date, skewed server clock", time.Second, 30 * time.Second, 0, skewed, 3 * time.Second, 3300 * time.Millisecond},
+		// 3 s after the server's Date, and the second a date's instant may lie beyond it.
+		{"Retry-After date, skewed server clock", time.Second, 30 * time.Second, 0, skewed, 4 * time.Second, 4400 * time.Millisecond},
 		{"Retry-After date without Date", time.Second, 30 * time.Second, 0,
 			func() *http.Response { return response("GET", 429, "Retry-After", date(-time.Minute)) }, 0, 0},
 		{"malformed Retry-After ignored", time.Second, 30 * time.Second, 0,

@@ -144,7 +144,7 @@ func TestClientNeverRetriesBeforeRetryAfter(t *testing.T) {
 		{"steady, date from a server clock an hour ahead", func(now time.Time, h http.Header) {
 			h.Set("Date", now.Add(time.Hour).UTC().Format(http.TimeFormat))
 			h.Set("Retry-After", now.Add(time.Hour+3*time.Second).UTC().Format(http.TimeFormat))
-		}, true, 3 * time.Second, 3300 * time.Millisecond},
+		}, true, 4 * time.Second, 4400 * time.Millisecond}, // and the date's second (DateGrain)
 		// hashicorp's default ignores Date, so it waits the skew too.
 		{"hashicorp default, same skewed server", func(now time.Time, h http.Header) {
 			h.Set("Date", now.Add(time.Hour).UTC().Format(http.TimeFormat))

@@ -57,13 +57,14 @@ func ExampleWrite() {
 func ExampleParseRetryAfter() {
 	now := time.Date(2025, time.March, 1, 12, 0, 0, 0, time.UTC)
 	fmt.Println(ratelimitheader.ParseRetryAfter("120", "", now))
-	// An HTTP-date is measured against the response's Date header, not the client's clock.
+	// An HTTP-date is measured against the response's Date header, not the client's clock, and
+	// rounded up by the second its instant may lie beyond the date written.
 	fmt.Println(ratelimitheader.ParseRetryAfter("Sat, 01 Mar 2025 09:00:30 GMT", "Sat, 01 Mar 2025 09:00:00 GMT", now))
 	fmt.Println(ratelimitheader.ParseRetryAfter("-5", "", now))
 	fmt.Println(ratelimitheader.ParseRetryAfter("31536000", "", now))
 	// Output:
 	// 2m0s true
-	// 30s true
+	// 31s true
 	// 0s false
 	// 24h0m0s true
 }

@@ -2,7 +2,6 @@ package ratelimitheader
 
 import (
 	"math"
-	"net/http"
 	"time"
 )
 
@@ -227,7 +226,7 @@ func (c *clock) at() time.Time {
 		c.parsed = true
 		c.base = c.now
 		if c.date != "" {
-			if t, err := http.ParseTime(trimOWS(c.date)); err == nil {
+			if t, ok := ParseHTTPDate(trimOWS(c.date)); ok {
 				c.base = t
 			}
 		}

@@ -198,7 +198,7 @@ func TestParsePrecedence(t *testing.T) {
 			"RateLimit-Policy", `"default";q=10;w=1`, "RateLimit", `"default";r=0;t=1`,
 			"Retry-After", "Sun, 06 Nov 1994 08:49:40 GMT", "Date", refDate),
 			Info{Policy: "default", Limit: 10, Window: time.Second, Remaining: 0, HasRemaining: true, Reset: time.Second, HasReset: true,
-				RetryAfter: 3 * time.Second, HasRetryAfter: true}},
+				RetryAfter: 4 * time.Second, HasRetryAfter: true}}, // 3 s between the dates, and the date's second
 		{"malformed Retry-After ignored", hdr("Retry-After", "-3", "X-RateLimit-Remaining", "1"),
 			Info{Remaining: 1, HasRemaining: true}},
 		{"non-canonical keys are not read", http.Header{"x-ratelimit-remaining": {"1"}, "retry-after": {"2"}}, Info{}},

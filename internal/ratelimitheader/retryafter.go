@@ -6,10 +6,12 @@ import (
 	"time"
 )
 
-// ParseRetryAfter parses one Retry-After value: delay-seconds, or an HTTP-date in any of the three
-// RFC 9110 forms (IMF-fixdate, RFC 850, asctime; see http.ParseTime). A date is measured against
-// date, the response's Date header value (which corrects for clock skew between server and client),
-// or against now when date is empty or malformed. A date in the past yields 0.
+// ParseRetryAfter parses one Retry-After value: delay-seconds, or an HTTP-date (ParseHTTPDate). A
+// date is measured against date, the response's Date header value (which corrects for clock skew
+// between server and client), or against now when date is empty or malformed, and rounded up by
+// DateGrain: a server truncates the instant it means to the second it writes, so a date equal to
+// the Date header may mean most of a second later, and a client retrying at once would be refused
+// again. A date more than a second in the past yields 0.
 //
 // ok is false for an empty, malformed or negative value. Huge values are clamped to MaxDelay.
 // Leniently, a decimal fraction ("1.5") is accepted as seconds too; it is rounded up to the next
@@ -26,12 +28,16 @@ func ParseRetryAfter(value, date string, now time.Time) (d time.Duration, ok boo
 		}
 		return secondsDuration(sec, nsec), true
 	}
-	t, err := http.ParseTime(value)
-	if err != nil {
+	t, ok := ParseHTTPDate(value)
+	if !ok {
 		return 0, false
 	}
 	c := clock{date: date, now: now}
-	return clampDuration(t.Sub(c.at())), true
+	d = t.Sub(c.at()) // saturates far from the present
+	if d < MaxDelay {
+		d += DateGrain
+	}
+	return clampDuration(d), true
 }
 
 // RetryAfter reads Retry-After (and Date) from h. It is equivalent to

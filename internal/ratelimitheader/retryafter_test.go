@@ -47,16 +47,24 @@ func TestParseRetryAfter(t *testing.T) {
 		{"fraction without integer", ".5", "", refNow, 0, false},
 		{"two dots", "1.2.3", "", refNow, 0, false},
 		{"list", "5, 6", "", refNow, 0, false},
-		{"IMF-fixdate against Date", "Sun, 06 Nov 1994 08:50:07 GMT", date, refNow, 30 * time.Second, true},
-		{"RFC 850 against Date", "Sunday, 06-Nov-94 08:50:07 GMT", date, refNow, 30 * time.Second, true},
-		{"asctime against Date", "Sun Nov  6 08:50:07 1994", date, refNow, 30 * time.Second, true},
-		{"Date corrects a client clock one hour ahead", "Sun, 06 Nov 1994 08:50:07 GMT", date, refNow.Add(time.Hour), 30 * time.Second, true},
-		{"without Date measured against now", "Sun, 06 Nov 1994 08:50:07 GMT", "", refNow.Add(10 * time.Second), 20 * time.Second, true},
-		{"malformed Date measured against now", "Sun, 06 Nov 1994 08:50:07 GMT", "yesterday", refNow.Add(10 * time.Second), 20 * time.Second, true},
+		// A date is whole seconds, the instant meant up to one later: every wait to one is a second
+		// longer than the difference of the two dates (DateGrain).
+		{"IMF-fixdate against Date", "Sun, 06 Nov 1994 08:50:07 GMT", date, refNow, 31 * time.Second, true},
+		{"RFC 850 against Date", "Sunday, 06-Nov-94 08:50:07 GMT", date, refNow, 31 * time.Second, true},
+		{"asctime against Date", "Sun Nov  6 08:50:07 1994", date, refNow, 31 * time.Second, true},
+		{"Date corrects a client clock one hour ahead", "Sun, 06 Nov 1994 08:50:07 GMT", date, refNow.Add(time.Hour), 31 * time.Second, true},
+		{"without Date measured against now", "Sun, 06 Nov 1994 08:50:07 GMT", "", refNow.Add(10 * time.Second), 21 * time.Second, true},
+		{"malformed Date measured against now", "Sun, 06 Nov 1994 08:50:07 GMT", "yesterday", refNow.Add(10 * time.Second), 21 * time.Second, true},
+		{"date equal to Date waits its second", date, date, refNow, time.Second, true},
+		{"date a second before Date is 0", "Sun, 06 Nov 1994 08:49:36 GMT", date, refNow, 0, true},
 		{"date in the past is 0", "Sun, 06 Nov 1994 08:49:00 GMT", date, refNow, 0, true},
 		{"far future date clamped", "Fri, 31 Dec 9999 23:59:59 GMT", date, refNow, MaxDelay, true},
 		{"malformed date", "Sun, 06 Nov 1994 25:99:99 GMT", date, refNow, 0, false},
-		{"date with zone other than GMT", "Sun, 06 Nov 1994 08:50:07 PST", date, refNow, 0, false},
+		{"date with a zone name other than GMT or UTC", "Sun, 06 Nov 1994 08:50:07 PST", date, refNow, 0, false},
+		// sethvargo/go-limiter writes time.RFC1123 of a UTC time: "UTC" for "GMT".
+		{"RFC 1123 with UTC", "Sun, 06 Nov 1994 08:50:07 UTC", date, refNow, 31 * time.Second, true},
+		{"RFC 1123 with a numeric zone", "Sun, 06 Nov 1994 09:50:07 +0100", date, refNow, 31 * time.Second, true},
+		{"Date in UTC", "Sun, 06 Nov 1994 08:50:07 GMT", "Sun, 06 Nov 1994 08:49:37 UTC", refNow.Add(time.Hour), 31 * time.Second, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -82,8 +90,8 @@ func TestRetryAfter(t *testing.T) {
 		{"date with Date header", http.Header{
 			"Retry-After": {"Sun, 06 Nov 1994 08:49:47 GMT"},
 			"Date":        {"Sun, 06 Nov 1994 08:49:37 GMT"},
-		}, 10 * time.Second, true},
-		{"date without Date header", http.Header{"Retry-After": {"Sun, 06 Nov 1994 08:49:47 GMT"}}, 10 * time.Second, true},
+		}, 11 * time.Second, true}, // 10 s between the dates, and the date's second (DateGrain)
+		{"date without Date header", http.Header{"Retry-After": {"Sun, 06 Nov 1994 08:49:47 GMT"}}, 11 * time.Second, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
