@@ -95,13 +95,13 @@ func xRateLimitFamily(rest string) family {
 }
 
 // scanFields returns the families of h's field names and whether any name may be one a built-in
-// reads (limitField), in one pass over them. It does not allocate.
+// reads (limitField), in one pass over them. It does not allocate. Every name of a family passes
+// limitField, so the family of the others (most of a response's) is not looked for.
 func scanFields(h http.Header) (f family, carries bool) {
 	for k := range h {
-		kf := familyOf(k)
-		f |= kf
-		if !carries && (kf != 0 || limitField(k)) {
+		if limitField(k) {
 			carries = true
+			f |= familyOf(k)
 		}
 	}
 	return f, carries

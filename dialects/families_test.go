@@ -98,3 +98,13 @@ func TestBuiltinFamiliesInOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestFamilyNamesPassLimitField: scanFields looks for the family of a name only when limitField
+// accepts it, so every name of a family must pass it.
+func TestFamilyNamesPassLimitField(t *testing.T) {
+	for k := range fieldsTheDialectsRead {
+		if familyOf(k) != 0 && !limitField(k) {
+			t.Errorf("%s is of family %b but limitField refuses it", k, familyOf(k))
+		}
+	}
+}
