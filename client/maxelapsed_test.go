@@ -69,3 +69,39 @@ func TestMaxElapsedCountsThePacersWait(t *testing.T) {
 		})
 	}
 }
+
+// TestMaxElapsedCountsASlowFirstAttempt: without a pace the throttle waits for nothing, and still
+// tells the retry layer when the attempt began, before the round trip: a first attempt that took
+// the whole bound (a server 10 s slow to answer 503) leaves no time for a retry. (A review found
+// the start taken after the answer: the attempt's 10 s went uncounted and it was retried.)
+func TestMaxElapsedCountsASlowFirstAttempt(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		opts []retry.Option
+	}{
+		{"start told by the throttle", nil},
+		{"start read by the retry layer", []retry.Option{retry.WithAttemptTimeout(time.Hour)}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var calls atomic.Int32
+				base := roundTripFunc(func(req *http.Request) (*http.Response, error) {
+					calls.Add(1)
+					time.Sleep(10 * time.Second) // a slow server
+					return &http.Response{StatusCode: http.StatusServiceUnavailable, Header: http.Header{},
+						Body: io.NopCloser(strings.NewReader("busy")), Request: req}, nil
+				})
+				ropts := append([]retry.Option{retry.WithMaxElapsed(10 * time.Second), retry.WithMaxAttempts(5)}, tt.opts...)
+				tr := NewTransport(base, WithoutPace(), WithRetry(ropts...))
+				require.NoError(t, tr.Err())
+				req := httptest.NewRequestWithContext(context.Background(), "GET", "http://api.test/items", nil)
+				req.RequestURI = ""
+				resp, err := tr.RoundTrip(req)
+				require.NoError(t, err)
+				resp.Body.Close()
+				assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
+				assert.Equal(t, int32(1), calls.Load(), "10 s spent: no time left for a retry")
+			})
+		})
+	}
+}

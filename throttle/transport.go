@@ -107,8 +107,10 @@ func (tr *transport) RoundTripStartedAt(req *http.Request) (*http.Response, time
 	} else if sent.IsZero() {
 		sent = time.Now()
 	}
-	if began.IsZero() {
-		began = sent
+	if began.IsZero() { // no wait read the clock: the attempt begins now
+		if began = sent; began.IsZero() {
+			began = time.Now()
+		}
 	}
 	resp, err := tr.next.RoundTrip(req)
 	tr.t.observe(p, base, req, sent, resp, err)

@@ -16,7 +16,8 @@ type RoundTripper interface {
 
 	// RoundTripStartedAt sends req as RoundTrip does, and returns beside its results the instant
 	// at which it began the attempt, before any wait of its own, read as time.Now reads it (with
-	// a monotonic reading). The instant is zero when it returned before it read the clock, which
-	// it does only without waiting: then the attempt began a moment before it returned.
+	// a monotonic reading). Whenever it passed req on, the instant was read before it did. It is
+	// zero only when it refused req without waiting and without passing it on: then the attempt
+	// began a moment before it returned.
 	RoundTripStartedAt(req *http.Request) (resp *http.Response, began time.Time, err error)
 }
