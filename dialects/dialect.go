@@ -84,7 +84,7 @@ func Read(resp *http.Response, now time.Time) Reading { return defaultReader.Rea
 // the dialect gave none, and Throttled for the statuses in throttle.
 func finish(resp *http.Response, now time.Time, r *Reading, throttle []int) {
 	if !r.HasRetryAfter {
-		r.RetryAfter, r.HasRetryAfter = retryAfter(resp.Header, now)
+		r.RetryAfter, r.RetryAfterGrain, r.HasRetryAfter = retryAfter(resp.Header, now)
 	}
 	if !r.Throttled {
 		for _, s := range throttle {

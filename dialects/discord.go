@@ -60,11 +60,11 @@ func (discord) Read(resp *http.Response, now time.Time) (Reading, bool) {
 	}
 	if resp.StatusCode == http.StatusTooManyRequests {
 		r.Throttled = true
-		ra, ok := retryAfter(h, now)
+		ra, grain, ok := retryAfter(h, now)
 		if hasAfter && (!ok || resetAfter > ra) {
-			ra, ok = resetAfter, true
+			ra, grain, ok = resetAfter, 0, true
 		}
-		r.RetryAfter, r.HasRetryAfter = ra, ok
+		r.RetryAfter, r.RetryAfterGrain, r.HasRetryAfter = ra, grain, ok
 	}
 	finish(resp, now, &r, throttle429)
 	return r, true

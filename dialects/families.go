@@ -77,8 +77,9 @@ func familyOf(k string) family {
 }
 
 // xRateLimitFamily is the family of the X-Ratelimit-* field whose name ends in rest: the vendors'
-// own fields apart (GitHub's resource, OpenAI's per-unit triples, Discord's bucket fields), since
-// GitHub, OpenAI and Discord are asked before the generic dialect, which alone reads the rest.
+// own fields apart (GitHub's resource, OpenAI's per-unit triples as openAIFamilies names them,
+// Discord's bucket fields), since GitHub, OpenAI and Discord are asked before the generic dialect,
+// which alone reads the rest.
 func xRateLimitFamily(rest string) family {
 	switch rest {
 	case "Limit", "Remaining", "Reset", "Used", "Retry-After":
@@ -88,8 +89,11 @@ func xRateLimitFamily(rest string) family {
 	case "Bucket", "Reset-After", "Global", "Scope":
 		return famDiscord
 	}
-	if strings.HasSuffix(rest, "-Requests") || strings.HasSuffix(rest, "-Tokens") {
-		return famOpenAI
+	k := "X-Ratelimit-" + rest // only for the names past the switch: no allocation on the common path
+	for _, f := range openAIFamilies {
+		if k == f.limit || k == f.remaining || k == f.reset {
+			return famOpenAI
+		}
 	}
 	return famXRateLimit
 }

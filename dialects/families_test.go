@@ -47,7 +47,9 @@ var fieldsTheDialectsRead = map[string]string{
 	"X-Github-Request-Id": "A:B", "X-Github-Media-Type": "github.v3",
 	"X-Ratelimit-Limit-Requests": "500", "X-Ratelimit-Remaining-Requests": "0", "X-Ratelimit-Reset-Requests": "1m30.5s",
 	"X-Ratelimit-Limit-Tokens": "1000", "X-Ratelimit-Remaining-Tokens": "5", "X-Ratelimit-Reset-Tokens": "20ms",
-	"Anthropic-Ratelimit-Requests-Limit": "50", "Anthropic-Ratelimit-Requests-Remaining": "0",
+	"X-Ratelimit-Limit-Tokens_usage_based": "1000", "X-Ratelimit-Remaining-Tokens_usage_based": "5",
+	"X-Ratelimit-Reset-Tokens_usage_based": "6m0s",
+	"Anthropic-Ratelimit-Requests-Limit":   "50", "Anthropic-Ratelimit-Requests-Remaining": "0",
 	"Anthropic-Ratelimit-Requests-Reset": "2023-11-14T22:14:00Z", "Anthropic-Ratelimit-Tokens-Remaining": "7",
 	"X-Shopify-Shop-Api-Call-Limit": "40/40",
 	"X-Ratelimit-Bucket":            "abcd", "X-Ratelimit-Reset-After": "1.5", "X-Ratelimit-Global": "true", "X-Ratelimit-Scope": "global",
@@ -75,6 +77,22 @@ func TestFamiliesSkipNoDialect(t *testing.T) {
 			}
 			for _, status := range []int{200, 403, 429, 503} {
 				sameWithAndWithoutFilter(t, status, h, `{"message":"You have exceeded a secondary rate limit"}`)
+			}
+		}
+	}
+}
+
+// TestRecognisedFieldsAreOfTheFamily: every field a built-in recognises a response by alone is of
+// one of its families, so the filter never skips it (a review found OpenAI's tokens_usage_based
+// triple read as the generic family, and the quota lost).
+func TestRecognisedFieldsAreOfTheFamily(t *testing.T) {
+	for i, d := range builtins {
+		for k, v := range fieldsTheDialectsRead {
+			for _, status := range []int{200, 403, 429} {
+				if _, ok := d.Read(&http.Response{StatusCode: status, Header: http.Header{k: {v}}, Body: http.NoBody}, fuzzNow); ok &&
+					familyOf(k)&builtinFamilies[i] == 0 {
+					t.Errorf("%s recognises %s (status %d), of family %b, outside its families %b", d.Name(), k, status, familyOf(k), builtinFamilies[i])
+				}
 			}
 		}
 	}

@@ -98,13 +98,13 @@ func (gitHub) readForced(resp *http.Response, now time.Time) Reading {
 		finish(resp, now, &r, throttle429)
 		return r
 	}
-	switch ra, ok := retryAfter(h, now); {
+	switch ra, grain, ok := retryAfter(h, now); {
 	case ok: // a secondary limit that says how long
-		r.Throttled, r.RetryAfter, r.HasRetryAfter = true, ra, true
+		r.Throttled, r.RetryAfter, r.RetryAfterGrain, r.HasRetryAfter = true, ra, grain, true
 	case q.HasRemaining && q.Remaining == 0: // the primary limit (or a secondary one at 0)
 		r.Throttled = true
 		if q.HasReset {
-			r.RetryAfter, r.HasRetryAfter = q.Reset, true
+			r.RetryAfter, r.RetryAfterGrain, r.HasRetryAfter = q.Reset, q.ResetGrain, true
 		} else {
 			r.RetryAfter, r.HasRetryAfter = secondaryMinimum, true
 		}

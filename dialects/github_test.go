@@ -34,7 +34,7 @@ func TestGitHubFixtures(t *testing.T) {
 			name: "docs: primary limit exceeded, 403 with remaining 0",
 			resp: response(403, `{"message":"API rate limit exceeded for xxx.xxx.xxx.xxx."}`, "Date", "Tue, 20 Aug 2013 14:50:41 GMT", "X-GitHub-Media-Type", "github.v3",
 				"X-RateLimit-Limit", "60", "X-RateLimit-Remaining", "0", "X-RateLimit-Reset", "1377013266"),
-			want: Reading{Dialect: "github", Throttled: true, RetryAfter: 3025 * time.Second, HasRetryAfter: true,
+			want: Reading{Dialect: "github", Throttled: true, RetryAfter: 3025 * time.Second, HasRetryAfter: true, RetryAfterGrain: 2 * time.Second,
 				Quotas: []Quota{{Limit: 60, Remaining: 0, HasRemaining: true, Reset: 3025 * time.Second, HasReset: true, ResetGrain: 2 * time.Second}}},
 		},
 		{

@@ -24,6 +24,12 @@ type Reading struct {
 	RetryAfter time.Duration
 	// HasRetryAfter reports whether RetryAfter was said (or, for GitHub, documented).
 	HasRetryAfter bool
+	// RetryAfterGrain is how much RetryAfter may overstate the wait the server meant: an
+	// HTTP-date is read rounded up by its second (ratelimitheader.DateGrain), GitHub's reset of a
+	// spent quota by its grain (Quota.ResetGrain); 0 for delay-seconds and milliseconds. A bound
+	// on the waits a client accepts compares RetryAfter less it: a date a whole bound away (a
+	// minute's window said as its end) reads as the bound and a second.
+	RetryAfterGrain time.Duration
 	// Retry is the server's permission to retry: RetryUnspecified unless the API says (Stripe's
 	// Stripe-Should-Retry).
 	Retry RetryPermission

@@ -212,13 +212,18 @@ func validWindow(w time.Duration) bool { return w > 0 && w <= maxWindow }
 // retryAfter reads the server's explicit wait: retry-after-ms and x-ms-retry-after-ms
 // (milliseconds, as Azure and OpenAI's SDKs read them), then Retry-After (delay-seconds, decimals
 // tolerated, or an HTTP-date measured against Date).
-func retryAfter(h http.Header, now time.Time) (time.Duration, bool) {
+func retryAfter(h http.Header, now time.Time) (d, grain time.Duration, ok bool) {
 	for _, k := range [...]string{"Retry-After-Ms", "X-Ms-Retry-After-Ms"} {
 		if v := get(h, k); v != "" {
 			if d, ok := parseMillis(v); ok {
-				return d, true
+				return d, 0, true
 			}
 		}
 	}
-	return ratelimitheader.RetryAfter(h, now)
+	if d, ok = ratelimitheader.RetryAfter(h, now); ok {
+		if v := trimOWS(get(h, "Retry-After")); v != "" && (v[0] < '0' || v[0] > '9') {
+			grain = ratelimitheader.DateGrain // an HTTP-date, read rounded up by its second
+		}
+	}
+	return d, grain, ok
 }

@@ -43,7 +43,7 @@ func (xRateLimit) Read(resp *http.Response, now time.Time) (Reading, bool) {
 	}
 	r := Reading{Dialect: "x-ratelimit", Quotas: []Quota{q}}
 	if d, ok := parseSecondsValue(get(h, "X-Ratelimit-Retry-After")); ok {
-		if _, explicit := retryAfter(h, now); !explicit {
+		if _, _, explicit := retryAfter(h, now); !explicit {
 			r.RetryAfter, r.HasRetryAfter = d, true
 		}
 	}

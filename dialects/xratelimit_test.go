@@ -75,7 +75,7 @@ func TestXRateLimitFixtures(t *testing.T) {
 			name: "sethvargo/go-limiter: RFC 1123 dates in UTC", status: 429,
 			hdrs: []string{"Date", "Fri, 27 Nov 2026 12:03:32 GMT", "X-RateLimit-Limit", "20", "X-RateLimit-Remaining", "0",
 				"X-RateLimit-Reset", "Fri, 27 Nov 2026 12:03:32 UTC", "Retry-After", "Fri, 27 Nov 2026 12:03:32 UTC"},
-			want: Reading{Dialect: "x-ratelimit", Throttled: true, RetryAfter: time.Second, HasRetryAfter: true,
+			want: Reading{Dialect: "x-ratelimit", Throttled: true, RetryAfter: time.Second, HasRetryAfter: true, RetryAfterGrain: time.Second,
 				Quotas: []Quota{{Limit: 20, Remaining: 0, HasRemaining: true, Reset: time.Second, HasReset: true, ResetGrain: 2 * time.Second}}},
 		},
 		{

@@ -50,6 +50,11 @@ type Reason struct {
 	// secondary limit, or a status the Reader was told means a throttle. A 403 so read was not
 	// processed, so any method may be sent again after it (see the package doc).
 	Throttled bool
+
+	// retryAfterGrain is how much RetryAfter may overstate the wait meant (an HTTP-date's second,
+	// dialects.Reading.RetryAfterGrain): WithMaxRetryAfter's bound is compared with RetryAfter
+	// less it.
+	retryAfterGrain time.Duration
 }
 
 // String describes the reason, e.g. "status 429 (Retry-After 2s)" or "error: EOF".

@@ -351,3 +351,47 @@ func TestZeroRetryAfterBacksOff(t *testing.T) {
 		})
 	}
 }
+
+// TestDateAtTheBoundIsWaited: a Retry-After date a whole WithMaxRetryAfter away (a limiter with
+// one-minute windows whose quota ran out in a window's first second, saying the window's end) is
+// within the bound: the two dates are truncated to their seconds, and the second the date is read
+// rounded up by does not push it past (a review found it given back as too long).
+func TestDateAtTheBoundIsWaited(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		ra   func(now time.Time) (string, string)
+	}{
+		{"delay-seconds", func(time.Time) (string, string) { return "60", "" }},
+		{"IMF-fixdate", func(now time.Time) (string, string) {
+			return httpDate(now.Add(time.Minute)), httpDate(now)
+		}},
+		{"RFC 1123 in UTC", func(now time.Time) (string, string) {
+			return now.Add(time.Minute).UTC().Format(time.RFC1123), httpDate(now)
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				srv := &timedServer{fn: throttledOnce(tt.ra)}
+				tr, err := retry.NewTransport(pipenet.Serve(t, srv), retry.WithMaxRetryAfter(time.Minute))
+				require.NoError(t, err)
+				resp, err := tr.RoundTrip(must(http.NewRequest("GET", "http://api.test/", nil)))
+				require.NoError(t, err)
+				require.NoError(t, resp.Body.Close())
+				assert.Equal(t, http.StatusOK, resp.StatusCode, "waited out, not given back")
+			})
+		})
+	}
+	t.Run("a date past the bound", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			srv := &timedServer{fn: throttledOnce(func(now time.Time) (string, string) {
+				return httpDate(now.Add(time.Minute + time.Second)), httpDate(now)
+			})}
+			tr, err := retry.NewTransport(pipenet.Serve(t, srv), retry.WithMaxRetryAfter(time.Minute))
+			require.NoError(t, err)
+			resp, err := tr.RoundTrip(must(http.NewRequest("GET", "http://api.test/", nil)))
+			require.NoError(t, err)
+			require.NoError(t, resp.Body.Close())
+			assert.Equal(t, http.StatusTooManyRequests, resp.StatusCode, "given back")
+		})
+	})
+}

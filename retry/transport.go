@@ -258,6 +258,7 @@ func (t *Transport) retry(ctx context.Context, orig, sent *http.Request, began r
 			// or the reset of an exhausted quota (GitHub's primary limit).
 			r := t.read(resp, now)
 			reason.RetryAfter, reason.HasRetryAfter, reason.Throttled = r.RetryAfter, r.HasRetryAfter, r.Throttled
+			reason.retryAfterGrain = r.RetryAfterGrain
 		}
 		hist = append(hist, Attempt{Status: reason.Status, Err: err})
 		wait, cause := t.plan(ctx, sent, resp, reason, attempt, lim.maxAttempts, start, now, &sched, key)
@@ -343,7 +344,8 @@ func (t *Transport) plan(ctx context.Context, sent *http.Request, resp *http.Res
 	// backoff decides then, as without one.
 	serverPaced := reason.HasRetryAfter && reason.RetryAfter > 0
 	if serverPaced {
-		if reason.RetryAfter > cfg.maxRetryAfter {
+		if reason.RetryAfter-reason.retryAfterGrain > cfg.maxRetryAfter {
+			// (A date a whole bound away reads as the bound and its second: it is waited out.)
 			return 0, ErrRetryAfterTooLong
 		}
 		floor = reason.RetryAfter

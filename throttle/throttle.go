@@ -150,8 +150,10 @@ func (t *Throttle) SetPause(key string, until time.Time) {
 
 // Resume ends the pause of key now, however it was set (a server's Retry-After, Pause, SetPause):
 // the requests sitting it out go on to the key's limiter at once, and a limiter that holds on a
-// Retry-After of its own (a Resumer, such as the learning limiter) ends that hold too. It does nothing for a key that
-// is not paused or that the Throttle holds no state for, and does not count as a use of the key.
+// Retry-After of its own (a Resumer: the learning limiter, or throttle/redisthrottle's pause shared
+// through Redis, which costs one call to Redis whether or not one runs) ends that hold too. It
+// does nothing for a key that the Throttle holds no state for, and does not count as a use of the
+// key.
 func (t *Throttle) Resume(key string) {
 	t.mu.RLock()
 	p := t.parts[key]

@@ -16,13 +16,14 @@ var _ hashicorp.Backoff = Backoff
 // Backoff is a retryablehttp.Backoff with steady's rules: when resp carries Retry-After (any status;
 // delay-seconds or an HTTP-date measured against resp's Date header), the wait is that delay plus a
 // jitter of up to retry.DefaultRetryAfterJitter (10%) of it, never less, whatever min and max say.
-// Otherwise it is drawn uniformly from [min, min(max, min·2^attemptNum)], with min and max the
+// A Retry-After of 0, or a date gone by, names no wait: it is drawn as without one, so a server
+// that says "now" and refuses again draws no retry storm. Otherwise it is drawn uniformly from [min, min(max, min·2^attemptNum)], with min and max the
 // client's RetryWaitMin and RetryWaitMax and attemptNum counting retries from 0: exponential, with
 // jitter so that clients that failed together do not return together.
 // It is safe for concurrent use.
 func Backoff(minWait, maxWait time.Duration, attemptNum int, resp *http.Response) time.Duration {
 	if resp != nil {
-		if ra, ok := ratelimitheader.RetryAfter(resp.Header, time.Now()); ok {
+		if ra, ok := ratelimitheader.RetryAfter(resp.Header, time.Now()); ok && ra > 0 {
 			return retry.AddJitter(ra, retry.DefaultRetryAfterJitter)
 		}
 	}

@@ -43,8 +43,11 @@ func TestBackoff(t *testing.T) {
 			func() *http.Response { return response("GET", 503, "Retry-After", "2") }, 2 * time.Second, 2200 * time.Millisecond},
 		// 3 s after the server's Date, and the second a date's instant may lie beyond it.
 		{"Retry-After date, skewed server clock", time.Second, 30 * time.Second, 0, skewed, 4 * time.Second, 4400 * time.Millisecond},
-		{"Retry-After date without Date", time.Second, 30 * time.Second, 0,
-			func() *http.Response { return response("GET", 429, "Retry-After", date(-time.Minute)) }, 0, 0},
+		// A date gone by names no wait: the backoff's draw, as without one (no retry storm).
+		{"Retry-After date gone by", time.Second, 30 * time.Second, 2,
+			func() *http.Response { return response("GET", 429, "Retry-After", date(-time.Minute)) }, time.Second, 4 * time.Second},
+		{"Retry-After 0", time.Second, 30 * time.Second, 2,
+			func() *http.Response { return response("GET", 429, "Retry-After", "0") }, time.Second, 4 * time.Second},
 		{"malformed Retry-After ignored", time.Second, 30 * time.Second, 0,
 			func() *http.Response { return response("GET", 429, "Retry-After", "later") }, time.Second, time.Second},
 	}
