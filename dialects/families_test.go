@@ -126,3 +126,15 @@ func TestFamilyNamesPassLimitField(t *testing.T) {
 		}
 	}
 }
+
+// TestReadingAQuotaAllocatesOnce: reading a response with the X-RateLimit-* triple allocates its
+// Quotas and nothing else (a date parse tried on every numeric reset allocated six errors a read).
+func TestReadingAQuotaAllocatesOnce(t *testing.T) {
+	resp := &http.Response{StatusCode: 200, Header: http.Header{
+		"X-Ratelimit-Limit": {"60000"}, "X-Ratelimit-Remaining": {"59000"}, "X-Ratelimit-Reset": {"60"},
+		"Content-Type": {"application/json"}, "Date": {"Tue, 14 Nov 2023 22:13:20 GMT"},
+	}, Body: http.NoBody}
+	if n := testing.AllocsPerRun(100, func() { Read(resp, fuzzNow) }); n > 1 {
+		t.Errorf("%v allocations a read, want 1 (the Quotas)", n)
+	}
+}

@@ -16,6 +16,11 @@ const DateGrain = time.Second
 // "GMT" (sethvargo/go-limiter writes time.RFC1123 of a UTC time: "Mon, 02 Jan 2006 15:04:05 UTC").
 // Other zone names are refused: their offsets are ambiguous.
 func ParseHTTPDate(s string) (time.Time, bool) {
+	if s == "" || (s[0]|0x20 < 'a' || s[0]|0x20 > 'z') {
+		// Every form begins with the day's name: a number is no date, and is refused without
+		// the three failed parses (and their errors' allocations) it would cost.
+		return time.Time{}, false
+	}
 	if t, err := http.ParseTime(s); err == nil {
 		return t, true
 	}
