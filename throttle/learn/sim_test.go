@@ -27,8 +27,8 @@ import (
 // round trip is split evenly between the two ways, each late by up to jitter (seeded).
 type simServer struct {
 	alg algorithm.Algorithm
-	// "honest", "none", "lying" (the limit and remaining claimed ten times over) or "shopify"
-	// (Shopify's used/capacity: the level, not the rate)
+	// "honest", "none", "lying" (the limit and remaining claimed ten times over), "shopify"
+	// (Shopify's used/capacity: the level, not the rate) or "window-end" (httprate's headers)
 	headers  string
 	rtt      time.Duration
 	jitter   time.Duration
@@ -91,6 +91,18 @@ func (s *simServer) decide() *http.Response {
 		if !d.Allowed {
 			h.Set("Retry-After", fmt.Sprintf("%.1f", math.Ceil(d.RetryAfter.Seconds()*10)/10))
 		}
+	case "window-end":
+		// A counter that says the end of the current aligned window as its reset, and the whole
+		// window as its Retry-After, as go-chi/httprate writes its sliding window counter's: the
+		// reset never lies beyond the window, so the headers look like a fixed window's. Not in
+		// the grid: it reproduces a known miss (-one sliding-window,20,1,window-end,1,4,500;
+		// docs/learner-measurements.md).
+		w := s.alg.Window()
+		f.Reset = now.Truncate(w).Add(w).Sub(now)
+		if !d.Allowed {
+			f.RetryAfter = w
+		}
+		ratelimitheader.Write(h, f)
 	case "lying":
 		f.Limit *= 10
 		f.Remaining = f.Remaining*10 + 10
