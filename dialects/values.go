@@ -31,17 +31,7 @@ func get(h http.Header, key string) string {
 func has(h http.Header, key string) bool { return len(h[key]) > 0 }
 
 // trimOWS removes optional whitespace (SP, HTAB) around s.
-// It scans by hand: strings.Trim builds its character set on every call, a fifth of a plain
-// count's parse.
-func trimOWS(s string) string {
-	for len(s) > 0 && (s[0] == ' ' || s[0] == '\t') {
-		s = s[1:]
-	}
-	for len(s) > 0 && (s[len(s)-1] == ' ' || s[len(s)-1] == '\t') {
-		s = s[:len(s)-1]
-	}
-	return s
-}
+func trimOWS(s string) string { return ratelimitheader.TrimOWS(s) }
 
 // parseCount parses a non-negative integer (digits only, optional whitespace around, fits int64).
 func parseCount(s string) (int64, bool) {

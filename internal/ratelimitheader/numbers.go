@@ -10,8 +10,9 @@ import (
 // values are only ever compared or clamped.
 const saturatedSeconds = 1 << 50
 
-// trimOWS removes leading and trailing optional whitespace (SP and HTAB, RFC 9110 section 5.6.3).
-func trimOWS(s string) string {
+// TrimOWS removes leading and trailing optional whitespace (SP and HTAB, RFC 9110 section 5.6.3).
+// It scans by hand: strings.Trim builds its character set on every call.
+func TrimOWS(s string) string {
 	for len(s) > 0 && (s[0] == ' ' || s[0] == '\t') {
 		s = s[1:]
 	}
@@ -32,10 +33,10 @@ func firstElement(s string) (elem, params string) {
 	}
 	for i := 0; i < len(s); i++ {
 		if s[i] == ';' {
-			return trimOWS(s[:i]), s[i+1:]
+			return TrimOWS(s[:i]), s[i+1:]
 		}
 	}
-	return trimOWS(s), ""
+	return TrimOWS(s), ""
 }
 
 // parseSeconds parses a non-negative decimal number of seconds: 1*DIGIT [ "." 1*DIGIT ], surrounded
@@ -43,7 +44,7 @@ func firstElement(s string) (elem, params string) {
 // saturatedSeconds; fractional digits beyond nanoseconds round the result up, so a client that waits
 // the parsed time never waits too little.
 func parseSeconds(s string) (sec int64, nsec int64, ok bool) {
-	s = trimOWS(s)
+	s = TrimOWS(s)
 	i := 0
 	for ; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
 		if sec < saturatedSeconds {
@@ -137,7 +138,7 @@ func floatSeconds(f float64) (time.Duration, bool) {
 // parseCount parses a non-negative integer count (1*DIGIT, optional whitespace). ok is false for
 // anything else, including values that overflow int64.
 func parseCount(s string) (int64, bool) {
-	s = trimOWS(s)
+	s = TrimOWS(s)
 	if s == "" {
 		return 0, false
 	}
@@ -192,7 +193,7 @@ func windowParam(params string) (time.Duration, bool) {
 				break
 			}
 		}
-		p = trimOWS(p)
+		p = TrimOWS(p)
 		var val string
 		switch {
 		case len(p) > 2 && p[:2] == "w=":
@@ -226,7 +227,7 @@ func (c *clock) at() time.Time {
 		c.parsed = true
 		c.base = c.now
 		if c.date != "" {
-			if t, ok := ParseHTTPDate(trimOWS(c.date)); ok {
+			if t, ok := ParseHTTPDate(TrimOWS(c.date)); ok {
 				c.base = t
 			}
 		}

@@ -17,7 +17,7 @@ import (
 // Leniently, a decimal fraction ("1.5") is accepted as seconds too; it is rounded up to the next
 // nanosecond, so a client that waits the returned delay is never early.
 func ParseRetryAfter(value, date string, now time.Time) (d time.Duration, ok bool) {
-	value = trimOWS(value)
+	value = TrimOWS(value)
 	if value == "" {
 		return 0, false
 	}
