@@ -65,13 +65,12 @@ func TestMaxElapsedCountsThePacersWait(t *testing.T) {
 				}
 				// The first request spends the burst and is retried after the pace's 10 s, with
 				// time left: its bound counts from its own start.
-				start := time.Now()
 				get()
 				first := calls.Load()
 				require.GreaterOrEqual(t, first, int32(2), "the first request had time for a retry")
 
 				calls.Store(0)
-				start = time.Now()
+				start := time.Now()
 				resp := get()
 				assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
 				assert.Equal(t, int32(1), calls.Load(), "waited 10 s for its slot: no time left for a retry")
