@@ -41,6 +41,11 @@ type declaredStrategy struct {
 	resetAt               int64 // the latest the reset can be, in the answers' time (see narrowReset); 0: none said
 	leastLeft             int64 // the least remaining any answer since that reset began said; -1: none yet
 	shareCutAt            int64 // when the share was last halved: throttles sent before it are of that epoch
+	// resetLate is how much later than its answers say the reset comes (0 until seen): a server
+	// that writes its reset in whole seconds truncated (ulule's expiration.Unix()) says a second
+	// that begins up to a second before the instant it means. Learned from a refusal of the first
+	// request sent at the reset that names the reset awaited (see lateReset).
+	resetLate int64
 	// measureFrom is when the first answer of a bucket whose rate is assumed came (0: none): the
 	// probes that measure its leak are timed from it (see probeInterval).
 	measureFrom int64
@@ -217,7 +222,13 @@ func (d *declaredStrategy) observe(t int64, s *Signal, m *model) string {
 		// overtaken this one on the way (their order at the server is not their order here).
 		// Only a request the headers left room for beyond all of them counts against them.
 		saysSpent := s.HasRemaining && s.Remaining == 0
-		if known && c > 1+int64(m.inFlight) && saysSpent && s.Sent > d.shareCutAt {
+		if late := d.lateReset(s, m, saysSpent); late > 0 {
+			// The reset awaited had not come when the request sent for it arrived: it comes a
+			// grain later than the answers say, from now on. A second late in every window of a
+			// fixed window drew a throttle at every other reset (GitHub-style 100/min: 0.5 %).
+			d.resetLate, d.resetAt = late, d.resetAt+late
+			ev = join(ev, fmt.Sprintf("resets come %v later than said (throttled at the reset, which it names)", durationOf(late)))
+		} else if known && c > 1+int64(m.inFlight) && saysSpent && s.Sent > d.shareCutAt {
 			// The headers left room for it, and the throttle itself says the quota is spent:
 			// consistent headers, a quota spent by someone else. Another client on the key took
 			// the credit this one was counting on: the share halves (see below).
@@ -342,7 +353,7 @@ func (d *declaredStrategy) observe(t int64, s *Signal, m *model) string {
 // passed yet and they put it within the grain and the jitter margin of each other; otherwise the
 // newer answer starts a new bound.
 func (d *declaredStrategy) narrowReset(s *Signal, m *model) {
-	at := s.Answered + s.Reset
+	at := s.Answered + s.Reset + d.resetLate
 	near := s.ResetGrain + m.rtt.margin(m.tun.JitterMargin)
 	switch {
 	case d.resetAt == 0:
@@ -368,6 +379,32 @@ func (d *declaredStrategy) narrowReset(s *Signal, m *model) {
 	}
 	d.resetAt, d.leastLeft = at, -1
 }
+
+// lateReset returns how much later the resets come than the answers say, when s shows it for the
+// first time (0 otherwise): a refusal, saying the quota is spent, of a request sent at or after the
+// hold of a quota that comes back whole, whose answer names the reset awaited rather than the next
+// one. The reset was written in whole seconds (a grain): the instant meant lies up to a second
+// after the one read, so the correction is that second. It is taken only where a window is at least
+// lateSpan grains long, so that waiting a grain more each window costs at most a tenth of it (the
+// 1.10x goal); a shorter window keeps its resets as said (the throttle's Retry-After covers one).
+func (d *declaredStrategy) lateReset(s *Signal, m *model, saysSpent bool) int64 {
+	if d.resetLate > 0 || m.kind != KindWhole || !saysSpent || !s.HasReset || s.ResetGrain <= 0 || d.resetAt == 0 {
+		return 0
+	}
+	unit := int64(time.Second) // the grain's unit: resets in whole seconds
+	if m.window < lateSpan*unit || s.Sent+2*m.rtt.oneWay() < d.resetAt {
+		return 0
+	}
+	near := s.ResetGrain + m.rtt.margin(m.tun.JitterMargin)
+	if s.Answered+s.Reset > d.resetAt+near {
+		return 0 // it names the next reset: it arrived after this one
+	}
+	return unit
+}
+
+// lateSpan is the shortest window, in grains, for which resets are corrected for lateness
+// (lateReset): a correction of a grain per window then costs at most a tenth of it.
+const lateSpan = 10
 
 // backBeforePace reports whether the spent quota s said is back at a reset sooner than one spacing
 // of its declared rate: at least one request's worth is back then, whatever its kind (a window
