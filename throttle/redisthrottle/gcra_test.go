@@ -130,6 +130,23 @@ func TestCancel(t *testing.T) {
 	}
 }
 
+// throttledPair returns two limiters (two processes) on key, the first having booked a request at
+// epoch and seen it refused (429) a millisecond later with retryAfter ("" for none).
+func throttledPair(t *testing.T, url, key, retryAfter string, opts ...Option) (a, b *Limiter) {
+	t.Helper()
+	a = mustNew(t, newClient(t, url), key, opts...)
+	b = mustNew(t, newClient(t, url), key, opts...)
+	if _, err := a.Reserve(epoch); err != nil {
+		t.Fatal(err)
+	}
+	resp := &http.Response{StatusCode: http.StatusTooManyRequests, Header: http.Header{}}
+	if retryAfter != "" {
+		resp.Header.Set("Retry-After", retryAfter)
+	}
+	a.Observe(epoch.Add(time.Millisecond), resp, nil)
+	return a, b
+}
+
 // TestSharedPause: a throttled response with Retry-After seen by one process pauses the key for
 // another.
 func TestSharedPause(t *testing.T) {
@@ -140,14 +157,7 @@ func TestSharedPause(t *testing.T) {
 			if !learning {
 				opts = append(opts, WithRate(100, 1))
 			}
-			key := fmt.Sprintf("pause-%v", learning)
-			a := mustNew(t, newClient(t, url), key, opts...)
-			b := mustNew(t, newClient(t, url), key, opts...)
-			if _, err := a.Reserve(epoch); err != nil {
-				t.Fatal(err)
-			}
-			resp := &http.Response{StatusCode: http.StatusTooManyRequests, Header: http.Header{"Retry-After": {"2"}}}
-			a.Observe(epoch.Add(time.Millisecond), resp, nil)
+			a, b := throttledPair(t, url, fmt.Sprintf("pause-%v", learning), "2", opts...)
 			now := epoch.Add(5 * time.Millisecond)
 			r, _ := b.Reserve(now)
 			if got, want := r.Delay(now), 2*time.Second-4*time.Millisecond; got != want {
@@ -175,17 +185,7 @@ func TestSharedPauseResumed(t *testing.T) {
 			// nextDelay: the delay of another process's next booking after one throttle with
 			// retryAfter ("" none), resumed or not.
 			nextDelay := func(name, retryAfter string, resume bool) time.Duration {
-				key := fmt.Sprintf("pause-resumed-%v-%s", learning, name)
-				a := mustNew(t, newClient(t, url), key, opts...)
-				b := mustNew(t, newClient(t, url), key, opts...)
-				if _, err := a.Reserve(epoch); err != nil {
-					t.Fatal(err)
-				}
-				resp := &http.Response{StatusCode: http.StatusTooManyRequests, Header: http.Header{}}
-				if retryAfter != "" {
-					resp.Header.Set("Retry-After", retryAfter)
-				}
-				a.Observe(epoch.Add(time.Millisecond), resp, nil)
+				a, b := throttledPair(t, url, fmt.Sprintf("pause-resumed-%v-%s", learning, name), retryAfter, opts...)
 				if resume {
 					a.Resume(now)
 					ok, err := newClient(t, url).HExists(context.Background(), a.Key(), "pu").Result()
@@ -223,15 +223,8 @@ func TestSharedPauseIsBounded(t *testing.T) {
 		want time.Duration
 	}{{"default", nil, DefaultMaxPause}, {"ten seconds", []Option{WithMaxPause(10 * time.Second)}, 10 * time.Second}} {
 		t.Run(tc.name, func(t *testing.T) {
-			key := "pause-bounded-" + tc.name
 			opts := append([]Option{WithRate(100, 1)}, tc.opts...)
-			a := mustNew(t, newClient(t, url), key, opts...)
-			b := mustNew(t, newClient(t, url), key, opts...)
-			if _, err := a.Reserve(epoch); err != nil {
-				t.Fatal(err)
-			}
-			resp := &http.Response{StatusCode: http.StatusTooManyRequests, Header: http.Header{"Retry-After": {"86400"}}}
-			a.Observe(epoch.Add(time.Millisecond), resp, nil)
+			_, b := throttledPair(t, url, "pause-bounded-"+tc.name, "86400", opts...)
 			now := epoch.Add(5 * time.Millisecond)
 			r, _ := b.Reserve(now)
 			if got, want := r.Delay(now), tc.want-4*time.Millisecond; got != want {
