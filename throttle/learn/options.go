@@ -101,6 +101,8 @@ func WithTuning(t Tuning) Option {
 			return bad("JitterMargin", t.JitterMargin)
 		case !(t.ThrottleBudget > 0 && t.ThrottleBudget < 1):
 			return bad("ThrottleBudget", t.ThrottleBudget)
+		case !(t.DeclaredBudget > 0 && t.DeclaredBudget < 1):
+			return bad("DeclaredBudget", t.DeclaredBudget)
 		case !(t.Backoff > 0 && t.Backoff < 1):
 			return bad("Backoff", t.Backoff)
 		case !(t.ProbeGain >= 0 && t.ProbeGain <= 0.5):

@@ -28,7 +28,8 @@ import (
 type simServer struct {
 	alg algorithm.Algorithm
 	// "honest", "none", "lying" (the limit and remaining claimed ten times over), "shopify"
-	// (Shopify's used/capacity: the level, not the rate) or "window-end" (httprate's headers)
+	// (Shopify's used/capacity: the level, not the rate), "window-end" (httprate's headers),
+	// "constant-reset" (tollbooth's) or "burst-limit" (throttled's)
 	headers  string
 	rtt      time.Duration
 	jitter   time.Duration
@@ -36,11 +37,17 @@ type simServer struct {
 	log      func(string) // with -trace under -one: every decision
 	start    time.Time
 
-	mu       sync.Mutex
-	rng      *rand.Rand
-	st       algorithm.State
-	admitted int64
-	denied   int64
+	// refuseNth, when positive, is the decision (counted from 1) refused whatever the algorithm
+	// says, as if another client had just taken the place: one collision from outside.
+	refuseNth int64
+
+	mu         sync.Mutex
+	rng        *rand.Rand
+	st         algorithm.State
+	admitted   int64
+	denied     int64
+	decisions  int64
+	admittedAt []time.Duration // since start, of every admitted request
 }
 
 func (s *simServer) leg() time.Duration {
@@ -68,10 +75,15 @@ func (s *simServer) decide() *http.Response {
 	defer s.mu.Unlock()
 	now := time.Now()
 	d := s.alg.Decide(&s.st, now, 1)
+	s.decisions++
+	if s.decisions == s.refuseNth && d.Allowed {
+		d.Allowed, d.Remaining, d.RetryAfter = false, 0, max(d.ResetAfter, time.Nanosecond)
+	}
 	status := http.StatusOK
 	if d.Allowed {
 		s.alg.Commit(&s.st, now, 1)
 		s.admitted++
+		s.admittedAt = append(s.admittedAt, now.Sub(s.start))
 	} else {
 		s.denied++
 		status = http.StatusTooManyRequests
@@ -103,6 +115,24 @@ func (s *simServer) decide() *http.Response {
 			f.RetryAfter = w
 		}
 		ratelimitheader.Write(h, f)
+	case "constant-reset":
+		// The limit per window and the tokens left, with the window itself as every reset and
+		// no Retry-After, in the draft's first fields, as didip/tollbooth v7 writes them over
+		// x/time/rate: a reset that bounds when the quota comes back, and nothing finer.
+		h.Set("RateLimit-Limit", fmt.Sprint(d.Limit))
+		h.Set("RateLimit-Remaining", fmt.Sprint(max(d.Remaining, 0)))
+		h.Set("RateLimit-Reset", fmt.Sprint(int64(math.Ceil(s.alg.Window().Seconds()))))
+	case "burst-limit":
+		// The bucket's burst as the limit, with no window, the time until it is full again
+		// rounded up to whole seconds as the reset, and a Retry-After rounded up alike, as
+		// throttled/throttled v2 writes its GCRA's: a bucket that refills in under a second says
+		// one second.
+		h.Set("X-RateLimit-Limit", fmt.Sprint(s.capacity))
+		h.Set("X-RateLimit-Remaining", fmt.Sprint(max(d.Remaining, 0)))
+		h.Set("X-RateLimit-Reset", fmt.Sprint(int64(math.Ceil(d.ResetAfter.Seconds()))))
+		if !d.Allowed {
+			h.Set("Retry-After", fmt.Sprint(int64(math.Ceil(d.RetryAfter.Seconds()))))
+		}
 	case "lying":
 		f.Limit *= 10
 		f.Remaining = f.Remaining*10 + 10
@@ -130,13 +160,18 @@ type outcome struct {
 	lost     int64
 	limit    learn.Limit
 	events   []string
+	// admittedAt is when the server admitted each request, since the run began.
+	admittedAt []time.Duration
 }
 
 func (o outcome) share() float64 { return float64(o.denied) / float64(max(o.attempts, 1)) }
 
 // runCell sends c.n requests with c.workers workers through the default-shaped stack whose pace is
 // the Learner, with the batch runner's retry settings, in virtual time.
-func runCell(t *testing.T, c cell, seed uint64) outcome {
+func runCell(t *testing.T, c cell, seed uint64) outcome { return runCellWith(t, c, seed, nil) }
+
+// runCellWith is runCell with the server adjusted by with (nil: as it is).
+func runCellWith(t *testing.T, c cell, seed uint64, with func(*simServer)) outcome {
 	var out outcome
 	synctest.Test(t, func(t *testing.T) {
 		alg, err := algorithm.New(c.alg, algorithm.Config{Limit: c.limit, Window: c.window, Burst: c.burst})
@@ -146,6 +181,9 @@ func runCell(t *testing.T, c cell, seed uint64) outcome {
 		srv := &simServer{alg: alg, headers: c.headers, capacity: c.burst, rtt: c.rtt, jitter: c.rtt / 10, rng: rand.New(rand.NewPCG(seed, 7)), start: time.Now()}
 		if *trace && *one != "" {
 			srv.log = func(s string) { t.Log(s) }
+		}
+		if with != nil {
+			with(srv)
 		}
 		var mu sync.Mutex
 		var lrn *learn.Learner
@@ -186,6 +224,7 @@ func runCell(t *testing.T, c cell, seed uint64) outcome {
 		out.elapsed = time.Since(start)
 		out.attempts = srv.admitted + srv.denied
 		out.denied = srv.denied
+		out.admittedAt = srv.admittedAt
 		out.lost = lost.Load()
 		mu.Lock()
 		if lrn != nil {

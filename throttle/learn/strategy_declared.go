@@ -32,7 +32,11 @@ type declaredStrategy struct {
 	// capacitySeen is the largest capacity the answers of a continuous quota imply (Remaining
 	// plus what refills until the reset): see capacity.
 	capacitySeen int64
-	mostLeft     int64 // the largest Remaining a continuous quota's answers said (see capacity)
+	mostLeft     int64 // the largest Remaining the quota's answers said (see capacity, cushionless)
+	leftSaid     bool  // an answer of the quota said its Remaining
+	// regrow is how much the share climbs per answer admitted at the pace of a cushionless quota
+	// after a halving: a DeclaredBudget share of the share before it (see cushionless).
+	regrow float64
 	// saidLimit per saidWindow is the quota as the server said it (its window inferred where it
 	// said none), before a capacity its resets show narrows it: the window of sends is kept to it.
 	saidLimit, saidWindow int64
@@ -97,11 +101,10 @@ func (d *declaredStrategy) capacity(s *Signal, w int64) int64 {
 	}
 	c := s.Remaining + int64(math.Ceil(float64(s.Reset)*float64(s.Limit)/float64(w)))
 	d.capacitySeen = max(d.capacitySeen, c)
-	d.mostLeft = max(d.mostLeft, s.Remaining)
 	// A quota that comes back whole at a reset (a fixed window, a sliding log) is whole well
 	// before the rate refills it, and the formula reads up to twice its size there (99 of a fixed
 	// window of 50); the most it was ever seen to hold bounds it (the request answered took one).
-	capacity := min(d.capacitySeen, d.mostLeft+1)
+	capacity := min(d.capacitySeen, max(d.mostLeft, s.Remaining)+1)
 	if capacity+1 >= s.Limit {
 		return s.Limit
 	}
@@ -170,7 +173,7 @@ func (d *declaredStrategy) observe(t int64, s *Signal, m *model) string {
 		if w > 0 && (s.Limit != d.saidLimit || w != d.saidWindow) {
 			// A new quota said: the capacity its resets show is measured afresh (3,000 a minute
 			// with a capacity of 50, then 300 a minute, is not 50 per 10 s).
-			d.saidLimit, d.saidWindow, d.capacitySeen, d.mostLeft = s.Limit, w, 0, 0
+			d.saidLimit, d.saidWindow, d.capacitySeen, d.mostLeft, d.leftSaid = s.Limit, w, 0, 0, false
 		}
 		limit, note := s.Limit, ""
 		if c := d.capacity(s, w); c > 0 && c < limit {
@@ -185,6 +188,9 @@ func (d *declaredStrategy) observe(t int64, s *Signal, m *model) string {
 	}
 	if s.Limit > 0 {
 		m.rateAssumed = s.RateAssumed
+	}
+	if s.HasRemaining {
+		d.mostLeft, d.leftSaid = max(d.mostLeft, s.Remaining), true
 	}
 	if m.rateAssumed && s.HasRemaining && s.Limit > 0 {
 		if d.measureFrom == 0 {
@@ -253,9 +259,11 @@ func (d *declaredStrategy) observe(t int64, s *Signal, m *model) string {
 			// Throttled at the declared pace (no credit was spent on it) once the kind is known:
 			// alone on the key, the pace keeps within the quota, so another client spends it too.
 			// The share halves (as TCP's window on a loss: n clients that collide halve their
-			// sum, and meet their quota in log2(n) epochs); spare quota brings it back.
+			// sum, and meet their quota in log2(n) epochs); spare quota brings it back, or, where
+			// no answer can show spare, a climb over 1/DeclaredBudget answers (cushionless).
 			m.share = max(m.share/2, minShare)
 			d.shareCutAt = s.Answered
+			d.regrow = m.share * m.tun.DeclaredBudget
 			ev = join(ev, fmt.Sprintf("share -> %.3g of the declared rate (throttled at its pace with nothing left: another client spends the quota)", m.share))
 		} else if known && up <= 0 {
 			// The experiment on an exhausted quota: a throttle says it comes back whole, or, for
@@ -297,6 +305,12 @@ func (d *declaredStrategy) observe(t int64, s *Signal, m *model) string {
 		// in a window), so that clients that halve on a collision and grow alike converge to
 		// equal shares (AIMD's fairness).
 		m.share = min(m.share+m.tun.ProbeGain/(m.share*float64(m.limit)), 1)
+	} else if !s.Throttled && m.share < 1 && d.spareUnseen(m) {
+		// No answer of a bucket that holds no more than the reserve can show spare: the others'
+		// collisions and the client's own look alike. The share climbs back over
+		// 1/DeclaredBudget admitted answers (AIMD's additive increase, slow enough that a climb
+		// that meets another client again costs one attempt in 1/DeclaredBudget).
+		m.share = min(m.share+max(d.regrow, minShare*m.tun.DeclaredBudget), 1)
 	}
 	if s.HasReset && s.Sent >= d.newestSent {
 		d.lastReset, d.lastGrain = s.Reset, s.ResetGrain
@@ -458,6 +472,13 @@ func (d *declaredStrategy) plan(t int64, m *model) plan {
 		p.interval = d.probeInterval(t, m)
 	case m.kind == KindRefilling || m.kind == KindUnknown:
 		c -= d.reserve(m)
+		if d.cushionless(m) {
+			// The bucket cannot keep the reserve back: each request must reach the server a
+			// whole spacing after the one before it, so the spacing carries the jitter margin,
+			// and a request that left late is followed a whole spacing after it, never closer.
+			p.interval += m.rtt.margin(m.tun.JitterMargin)
+			p.burst = 1
+		}
 	}
 	// Of what remains, this client spends its share: the others on the key spend theirs.
 	c = int64(float64(c) * m.share)
@@ -514,6 +535,33 @@ func (d *declaredStrategy) reserve(m *model) int64 {
 		return 0
 	}
 	return (margin + iv - 1) / iv
+}
+
+// cushionless reports whether a refilling quota (or one of a kind not yet known) cannot keep back
+// the reserve the jitter margin asks for (see reserve): no answer since it was declared said more
+// left than that, so the bucket holds no more than the reserve and the request taking it (a
+// bucket of one, as x/time/rate with a burst of 1 behind tollbooth, or throttled's GCRA without a
+// burst). Two paced requests that the jitter brings closer than the spacing find it empty, so the
+// pace itself carries the margin, and a request that left late is followed a whole spacing after
+// it (plan). A quota whose rate the dialect assumes is measured from its levels instead
+// (leakMeter).
+func (d *declaredStrategy) cushionless(m *model) bool {
+	if m.rateAssumed || !d.leftSaid || (m.kind != KindRefilling && m.kind != KindUnknown) {
+		return false
+	}
+	r := d.reserve(m)
+	return r > 0 && d.mostLeft < r
+}
+
+// spareUnseen reports whether no answer of a refilling quota (or one of a kind not yet known) can
+// show spare quota: none since it was declared said more left than the reserve and the one
+// request the spare rule asks beyond it (observe), so the bucket never held more. A share halved
+// there climbs back by itself (Tuning.DeclaredBudget).
+func (d *declaredStrategy) spareUnseen(m *model) bool {
+	if m.rateAssumed || !d.leftSaid || (m.kind != KindRefilling && m.kind != KindUnknown) {
+		return false
+	}
+	return d.mostLeft <= 1+d.reserve(m)
 }
 
 // resetBeyond reports whether a reset said as reset, overstating the true time by less than grain

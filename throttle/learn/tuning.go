@@ -21,6 +21,14 @@ type Tuning struct {
 	// above its estimate at most once per 1/ThrottleBudget successes (plus the requests in flight
 	// when the probe was caught, which a probe cannot recall). Default 0.02, under the 3% goal.
 	ThrottleBudget float64
+	// DeclaredBudget is the share of attempts the declared strategy may spend on 429s where the
+	// answers cannot show spare quota: a bucket that never says more than the jitter's reserve
+	// left (a bucket of one), where a collision with another client and one with the client's own
+	// jitter look alike. A share halved there climbs back to what it was over 1/DeclaredBudget
+	// answers admitted at the pace, so that clients that collide once per climb spend one attempt
+	// in 1/DeclaredBudget on it. Default 0.005, the goals' bound with honest headers: alone, a
+	// collision the jitter caused costs a quarter of 200 spacings.
+	DeclaredBudget float64
 	// Backoff is the factor the headerless rate is cut by, below the admitted rate measured, on a
 	// throttle epoch. Default 0.9: the pace averages (1+0.9)/2 = 95% of the limit through a
 	// sawtooth, inside the 10% of elapsed time the goals allow, while a second throttle in the same
@@ -53,6 +61,7 @@ func DefaultTuning() Tuning {
 		Headroom:         0.005,
 		JitterMargin:     4,
 		ThrottleBudget:   0.02,
+		DeclaredBudget:   0.005,
 		Backoff:          0.9,
 		ProbeGain:        0.05,
 		MeasureSuccesses: 8,
