@@ -320,8 +320,13 @@ func (r *rateStrategy) cut(t int64, m *model) string {
 		// an empty bucket by 1-e/p a success, so it draws at least p/(p-best)-1 successes
 		// before its first throttle. Then there is no bracket: the recover below cuts to Backoff
 		// times the lower end and ramps back to it, and a throttle on the way bounds the
-		// estimate by the pace it refuted.
-		lowRefuted := r.st == "bisect" && r.fresh && refuted > r.best &&
+		// estimate by the pace it refuted. Not against a server that admitted one request
+		// before its first throttle (a burst of one: nginx's limit_req without burst,
+		// x/time/rate with a burst of 1): its bucket holds no credit beyond the request that
+		// takes it, so any pace over its rate is refused by the first or second send, however
+		// close to the rate; so refuted, a test of 11.3/s against 10/s left 8/s cruising
+		// (1.35x).
+		lowRefuted := r.st == "bisect" && r.fresh && r.burst > 1 && refuted > r.best &&
 			float64(r.succ) < math.Floor(refuted/(refuted-r.best))-1
 		// A test refuted costs its throttle and the requests in flight at its pace, p·RTT: the
 		// bisection runs only while that is at most one more, the cost of the probe it saves

@@ -2,6 +2,7 @@ package learn_test
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -129,5 +130,34 @@ func TestLateSendSpacesTheNextAgainstABucketOfOne(t *testing.T) {
 	l.ObserveLateness(went, 50*time.Millisecond)
 	if got := b.Delay(went); got < gap-time.Millisecond {
 		t.Fatalf("the request behind one that went 50 ms late is due %v after it, want a spacing (%v)", got, gap)
+	}
+}
+
+// TestHeaderlessBucketOfOneBisects runs buckets that hold one request and say nothing but 429
+// (nginx's limit_req without burst, x/time/rate with a burst of 1) at 10, 20 and 50 a second, 16
+// workers, a 1 ms round trip (a refuted test costs one throttle: the bisection runs), 300
+// requests, three seeds. Such a bucket refuses any pace over its rate by the first or second send,
+// however close to the rate, so a quick refusal of the bisection's test says nothing of the
+// bracket's lower end; taken as a refusal of it, the test of 11.3/s against 10/s ended the
+// search at 8/s (1.35x). The learned rate must be within the bisection's precision
+// (1+2·ProbeGain) under the server's, and nothing lost.
+func TestHeaderlessBucketOfOneBisects(t *testing.T) {
+	gain := learn.DefaultTuning().ProbeGain
+	for _, alg := range []string{"token-bucket", "leaky-bucket"} {
+		for _, rate := range []int64{10, 20, 50} {
+			c := cell{alg, rate, time.Second, 1, "none", time.Millisecond, 16, 300}
+			for seed := uint64(1); seed <= 3; seed++ {
+				o := runCell(t, c, seed)
+				least := math.Floor(float64(rate) / (1 + 2*gain))
+				got := float64(o.limit.Quota) / o.limit.Window.Seconds()
+				if o.lost != 0 || got < least {
+					t.Errorf("%s %d/s burst 1, no headers, seed %d: lost %d, learned %.3g/s; want 0 and at least %.0f/s",
+						alg, rate, seed, o.lost, got, least)
+					for _, e := range o.events {
+						t.Log("   ", e)
+					}
+				}
+			}
+		}
 	}
 }
