@@ -35,14 +35,21 @@ func paceBurstOne(c cell) time.Duration {
 // client spent the quota, and nothing could show spare to bring it back (2x at 10/s behind 50 ms,
 // 0.3-0.7% throttled). Every cell must lose nothing, throttle at most 0.5% of its attempts (the
 // goal with honest headers), and finish within 1.10x of the least time a client that keeps the
-// model's margin between its sends needs (paceBurstOne), but for one known miss, logged with its
-// figures: at 50/s behind 50 ms (a one-way spread of 5 ms, a quarter of the spacing) the round
-// trip's deviation runs low for a few answers now and then, one request in some 600 arrives too
-// close, and the whole second of its Retry-After is 50 spacings (1.20x on one seed of three).
-// Worker-bound cells are left out: the reference does not model how the workers' trips and the
-// bucket's spacing interleave.
+// model's margin between its sends needs (paceBurstOne), but for one known miss: at 50/s behind
+// 50 ms (a one-way spread of 5 ms, a quarter of the spacing) the round trip's deviation runs low
+// for a few answers now and then, and one request in some 600 arrives too close. Alone, such a
+// collision looks like another client's: the whole second of its Retry-After is 50 spacings, and
+// the share halves and climbs back over 1/DeclaredBudget answers, (2 ln 2 - 1)/DeclaredBudget =
+// 77 spacings more than at the full rate. There each cell may draw one throttle and take that
+// much longer, no more (1.24-1.36x on one seed of three, logged). Worker-bound cells are left
+// out: the reference does not model how the workers' trips and the bucket's spacing interleave.
 func TestBucketOfOneCarriesTheJitter(t *testing.T) {
 	knownMiss := func(c cell) bool { return c.limit == 50 && c.rtt == 50*time.Millisecond }
+	collision := func(c cell) float64 { // a collision's cost, in units of the least time
+		per := float64(paceBurstOne(c)) / float64(c.n)
+		climb := (2*math.Ln2 - 1) / learn.DefaultTuning().DeclaredBudget
+		return (float64(time.Second) + climb*per) / float64(paceBurstOne(c))
+	}
 	for _, alg := range []string{"token-bucket", "leaky-bucket"} {
 		for _, headers := range []string{"honest", "constant-reset"} {
 			for _, rate := range []int64{3, 10, 50} {
@@ -56,8 +63,9 @@ func TestBucketOfOneCarriesTheJitter(t *testing.T) {
 							o := runCell(t, c, seed)
 							ratio := float64(o.elapsed) / float64(paceBurstOne(c))
 							desc := fmt.Sprintf("%s %d/s burst 1, %s headers, rtt %v, %d workers, seed %d", alg, rate, headers, rtt, workers, seed)
-							if o.lost == 0 && o.share() <= 0.005 && ratio > 1.10 && knownMiss(c) {
-								t.Logf("%s: %.3fx the least time, %.2f%% throttled (a known miss)", desc, ratio, 100*o.share())
+							if knownMiss(c) && o.lost == 0 && o.denied <= 1 && ratio > 1.10 && ratio <= 1.10+collision(c) {
+								t.Logf("%s: %.3fx the least time, %d throttled (a known miss: at most %.3fx with one collision)",
+									desc, ratio, o.denied, 1.10+collision(c))
 								continue
 							}
 							if o.lost != 0 || ratio > 1.10 || o.share() > 0.005 {
@@ -75,34 +83,42 @@ func TestBucketOfOneCarriesTheJitter(t *testing.T) {
 	}
 }
 
-// TestShareRegrowsOnABucketOfOne refuses one request at the pace of a bucket that holds one (10 a
-// second, tollbooth's headers, 4 workers, 1 ms round trip), as a request of another client would
-// take its place once: the share halves, as it must when another client spends the quota. Then
-// no answer of such a bucket can show spare quota, and the share stayed halved for good (the
-// rest of the run at 5/s). It must climb back: the last 100 of 600 requests are admitted at
-// the bucket's rate (their spacing at most 1.10x of 100 ms), nothing is lost, and the refusal is
-// the only throttle.
-func TestShareRegrowsOnABucketOfOne(t *testing.T) {
-	c := cell{"token-bucket", 10, time.Second, 1, "constant-reset", time.Millisecond, 4, 600}
-	for seed := uint64(1); seed <= 3; seed++ {
-		o := runCellWith(t, c, seed, func(s *simServer) { s.refuseNth = 50 })
-		halved := false
-		for _, e := range o.events {
-			halved = halved || strings.Contains(e, "share -> 0.5")
-		}
-		if !halved {
-			t.Fatalf("seed %d: the refusal did not halve the share: the test tests nothing; events %q", seed, o.events)
-		}
-		at := o.admittedAt
-		if len(at) < 100 {
-			t.Fatalf("seed %d: %d admitted, want at least 100", seed, len(at))
-		}
-		spacing := (at[len(at)-1] - at[len(at)-100]) / 99
-		if o.lost != 0 || o.denied != 1 || spacing > 110*time.Millisecond {
-			t.Errorf("seed %d: lost %d, %d throttled, the last 100 admitted %v apart; want 0, 1 and at most 110ms",
-				seed, o.lost, o.denied, spacing)
+// TestShareRegrowsWhereNoSpareShows refuses one request at the pace of a quota whose answers can
+// never say more is left than the client keeps back, as a request of another client would take its
+// place once: a bucket that holds one (10 a second, tollbooth's headers, 1 ms) and one of 3 (3 a
+// second, honest headers, 50 ms), 4 workers, 600 requests, three seeds. The share halves, as it
+// must when another client spends the quota; then no answer can show the spare that grows it
+// back, and it stayed halved for good (the rest of the run at half the rate; after the halving
+// for a throttle with credit left, which the bucket of 3 draws, until a fix of 2026-11-27 too). It
+// must climb back: the last 100 requests are admitted at the bucket's rate (their spacing at most
+// 1.10x of its spacing), nothing is lost, and the refusal is the only throttle.
+func TestShareRegrowsWhereNoSpareShows(t *testing.T) {
+	for _, c := range []cell{
+		{"token-bucket", 10, time.Second, 1, "constant-reset", time.Millisecond, 4, 600},
+		{"token-bucket", 3, time.Second, 3, "honest", 50 * time.Millisecond, 4, 600},
+	} {
+		for seed := uint64(1); seed <= 3; seed++ {
+			o := runCellWith(t, c, seed, func(s *simServer) { s.refuseNth = 50 })
+			desc := fmt.Sprintf("%d/s burst %d, %s headers, rtt %v, seed %d", c.limit, c.burst, c.headers, c.rtt, seed)
+			halved := false
 			for _, e := range o.events {
-				t.Log("   ", e)
+				halved = halved || strings.Contains(e, "share -> 0.5")
+			}
+			if !halved {
+				t.Fatalf("%s: the refusal did not halve the share: the test tests nothing; events %q", desc, o.events)
+			}
+			at := o.admittedAt
+			if len(at) < 100 {
+				t.Fatalf("%s: %d admitted, want at least 100", desc, len(at))
+			}
+			spacing := (at[len(at)-1] - at[len(at)-100]) / 99
+			want := c.window / time.Duration(c.limit) * 110 / 100
+			if o.lost != 0 || o.denied != 1 || spacing > want {
+				t.Errorf("%s: lost %d, %d throttled, the last 100 admitted %v apart; want 0, 1 and at most %v",
+					desc, o.lost, o.denied, spacing, want)
+				for _, e := range o.events {
+					t.Log("   ", e)
+				}
 			}
 		}
 	}
@@ -159,5 +175,75 @@ func TestHeaderlessBucketOfOneBisects(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// paceAfter answers every request of l, reserved one after another from at, with resp until n
+// were answered (5 or 15 ms after it left, in turn: a round trip whose deviation, 5 ms, makes a
+// jitter margin of 20 ms), and returns the spacing the pace then keeps between two requests.
+func paceAfter(t *testing.T, l *learn.Learner, at time.Time, n int, lines ...string) time.Duration {
+	t.Helper()
+	for i := range n {
+		r, err := l.Reserve(at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		at = at.Add(r.Delay(at))
+		rtt := time.Duration(5+10*(i%2)) * time.Millisecond
+		l.ObserveAttempt(at, at.Add(rtt), resp(200, lines...), nil)
+		at = at.Add(rtt)
+	}
+	a, _ := l.Reserve(at)
+	b, _ := l.Reserve(at)
+	return b.Delay(at) - a.Delay(at)
+}
+
+// TestCushionedBucketPacesAtItsRate: a bucket whose answers said it held more than the jitter's
+// reserve (5 of 10 left) absorbs the jitter with what it holds; its pace is its rate, without the
+// margin a bucket of one needs (20 ms here).
+func TestCushionedBucketPacesAtItsRate(t *testing.T) {
+	l, _, ms := observedLearner(t)
+	send(t, l, ms(0))
+	l.ObserveAttempt(ms(0), ms(10), resp(200, "RateLimit-Limit: 10", "RateLimit-Remaining: 5", "RateLimit-Reset: 1"), nil)
+	spacing := paceAfter(t, l, ms(11), 10, "RateLimit-Limit: 10", "RateLimit-Remaining: 0", "RateLimit-Reset: 1")
+	if spacing < 100*time.Millisecond || spacing > 101*time.Millisecond {
+		t.Fatalf("a bucket that held 5 paced %v apart, want its spacing, 100 ms (and the headroom's 0.5 %%)", spacing)
+	}
+}
+
+// TestShareStaysWhereSpareCanShow: a bucket whose answers said it held 9 of 10 can show spare, so
+// a share halved when another client took the credit (a throttle saying it is spent, for a request
+// sent with 7 left) climbs back only on spare quota. Answers that show none (the other client keeps
+// it spent) leave it halved: the pace stays at half the rate, 200 ms.
+func TestShareStaysWhereSpareCanShow(t *testing.T) {
+	l, events, ms := observedLearner(t)
+	limit := []string{"RateLimit-Limit: 10", "RateLimit-Reset: 1"}
+	send(t, l, ms(0))
+	l.ObserveAttempt(ms(0), ms(10), resp(200, append(limit, "RateLimit-Remaining: 9")...), nil)
+	send(t, l, ms(11))
+	l.ObserveAttempt(ms(11), ms(21), resp(429, append(limit, "RateLimit-Remaining: 0")...), nil)
+	halved := false
+	for _, e := range *events {
+		halved = halved || strings.Contains(e, "share -> 0.5")
+	}
+	if !halved {
+		t.Fatalf("the throttle with credit left did not halve the share: the test tests nothing; events %q", *events)
+	}
+	spacing := paceAfter(t, l, ms(22), 100, append(limit, "RateLimit-Remaining: 0")...)
+	if spacing < 195*time.Millisecond {
+		t.Fatalf("after 100 answers showing no spare the pace is %v apart, want half the rate (200 ms)", spacing)
+	}
+}
+
+// TestNewQuotaForgetsTheCushion: what a quota was seen to hold says nothing of the next one the
+// server declares. 10 a second with 9 left, then 5 a second whose answers never say one left (a
+// bucket of one): the new pace carries the jitter margin (200 ms and 20 ms here).
+func TestNewQuotaForgetsTheCushion(t *testing.T) {
+	l, _, ms := observedLearner(t)
+	send(t, l, ms(0))
+	l.ObserveAttempt(ms(0), ms(10), resp(200, "RateLimit-Limit: 10", "RateLimit-Remaining: 9", "RateLimit-Reset: 1"), nil)
+	spacing := paceAfter(t, l, ms(11), 20, "RateLimit-Limit: 5", "RateLimit-Remaining: 0", "RateLimit-Reset: 1")
+	if spacing < 210*time.Millisecond {
+		t.Fatalf("the new quota, a bucket of one, paced %v apart, want its spacing and the jitter margin (about 220 ms)", spacing)
 	}
 }

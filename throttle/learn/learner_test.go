@@ -465,3 +465,30 @@ func TestAnsweredRequestIsSeen(t *testing.T) {
 		t.Fatalf("the last request of the quota waits %v, want it sent at once (events %q)", d, *events)
 	}
 }
+
+// TestWithTuningRefusesOutOfRange: every field of a Tuning out of its documented range is a clear
+// error (ErrInvalidOption naming the field), never a learner that divides by zero or never paces;
+// the defaults are accepted.
+func TestWithTuningRefusesOutOfRange(t *testing.T) {
+	if _, err := learn.New(learn.WithTuning(learn.DefaultTuning())); err != nil {
+		t.Fatalf("DefaultTuning: %v", err)
+	}
+	for name, set := range map[string]func(*learn.Tuning){
+		"Headroom":         func(u *learn.Tuning) { u.Headroom = -0.1 },
+		"JitterMargin":     func(u *learn.Tuning) { u.JitterMargin = -1 },
+		"ThrottleBudget":   func(u *learn.Tuning) { u.ThrottleBudget = 0 },
+		"DeclaredBudget":   func(u *learn.Tuning) { u.DeclaredBudget = 0 },
+		"Backoff":          func(u *learn.Tuning) { u.Backoff = 1 },
+		"ProbeGain":        func(u *learn.Tuning) { u.ProbeGain = 0.6 },
+		"MeasureSuccesses": func(u *learn.Tuning) { u.MeasureSuccesses = 1 },
+		"DistrustAfter":    func(u *learn.Tuning) { u.DistrustAfter = 0 },
+		"WholeShare":       func(u *learn.Tuning) { u.WholeShare = 0 },
+	} {
+		tun := learn.DefaultTuning()
+		set(&tun)
+		_, err := learn.New(learn.WithTuning(tun))
+		if !errors.Is(err, learn.ErrInvalidOption) || !strings.Contains(err.Error(), name) {
+			t.Errorf("%s out of range: %v, want ErrInvalidOption naming it", name, err)
+		}
+	}
+}

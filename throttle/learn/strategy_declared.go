@@ -34,8 +34,8 @@ type declaredStrategy struct {
 	capacitySeen int64
 	mostLeft     int64 // the largest Remaining the quota's answers said (see capacity, cushionless)
 	leftSaid     bool  // an answer of the quota said its Remaining
-	// regrow is how much the share climbs per answer admitted at the pace of a cushionless quota
-	// after a halving: a DeclaredBudget share of the share before it (see cushionless).
+	// regrow is how much the share climbs per admitted answer of a quota that cannot show spare
+	// (spareUnseen) after a halving: a DeclaredBudget share of the halved share.
 	regrow float64
 	// saidLimit per saidWindow is the quota as the server said it (its window inferred where it
 	// said none), before a capacity its resets show narrows it: the window of sends is kept to it.
@@ -238,8 +238,7 @@ func (d *declaredStrategy) observe(t int64, s *Signal, m *model) string {
 			// The headers left room for it, and the throttle itself says the quota is spent:
 			// consistent headers, a quota spent by someone else. Another client on the key took
 			// the credit this one was counting on: the share halves (see below).
-			m.share = max(m.share/2, minShare)
-			d.shareCutAt = s.Answered
+			d.halveShare(s, m)
 			ev = join(ev, fmt.Sprintf("share -> %.3g of the quota (throttled with credit left, the quota said spent: another client spends it)", m.share))
 		} else if (known && c > 1+int64(m.inFlight) && !saysSpent) || (s.HasRemaining && s.Remaining > 0) {
 			// Contradictions count until the server admits a whole declared quota without
@@ -261,9 +260,7 @@ func (d *declaredStrategy) observe(t int64, s *Signal, m *model) string {
 			// The share halves (as TCP's window on a loss: n clients that collide halve their
 			// sum, and meet their quota in log2(n) epochs); spare quota brings it back, or, where
 			// no answer can show spare, a climb over 1/DeclaredBudget answers (cushionless).
-			m.share = max(m.share/2, minShare)
-			d.shareCutAt = s.Answered
-			d.regrow = m.share * m.tun.DeclaredBudget
+			d.halveShare(s, m)
 			ev = join(ev, fmt.Sprintf("share -> %.3g of the declared rate (throttled at its pace with nothing left: another client spends the quota)", m.share))
 		} else if known && up <= 0 {
 			// The experiment on an exhausted quota: a throttle says it comes back whole, or, for
@@ -307,10 +304,10 @@ func (d *declaredStrategy) observe(t int64, s *Signal, m *model) string {
 		m.share = min(m.share+m.tun.ProbeGain/(m.share*float64(m.limit)), 1)
 	} else if !s.Throttled && m.share < 1 && d.spareUnseen(m) {
 		// No answer of a bucket that holds no more than the reserve can show spare: the others'
-		// collisions and the client's own look alike. The share climbs back over
-		// 1/DeclaredBudget admitted answers (AIMD's additive increase, slow enough that a climb
-		// that meets another client again costs one attempt in 1/DeclaredBudget).
-		m.share = min(m.share+max(d.regrow, minShare*m.tun.DeclaredBudget), 1)
+		// collisions and the client's own look alike. The share climbs back to where it was
+		// over 1/DeclaredBudget admitted answers (AIMD's additive increase, slow enough that a
+		// climb that meets another client again costs one attempt in 1/DeclaredBudget).
+		m.share = min(m.share+d.regrow, 1)
 	}
 	if s.HasReset && s.Sent >= d.newestSent {
 		d.lastReset, d.lastGrain = s.Reset, s.ResetGrain
@@ -537,11 +534,18 @@ func (d *declaredStrategy) reserve(m *model) int64 {
 	return (margin + iv - 1) / iv
 }
 
+// halveShare halves this client's share of the quota, as another client spends it (see observe),
+// and sets how fast it regrows where no answer can show spare (spareUnseen).
+func (d *declaredStrategy) halveShare(s *Signal, m *model) {
+	m.share = max(m.share/2, minShare)
+	d.shareCutAt = s.Answered
+	d.regrow = m.share * m.tun.DeclaredBudget
+}
+
 // cushionless reports whether a refilling quota (or one of a kind not yet known) cannot keep back
 // the reserve the jitter margin asks for (see reserve): no answer since it was declared said more
-// left than that, so the bucket holds no more than the reserve and the request taking it (a
-// bucket of one, as x/time/rate with a burst of 1 behind tollbooth, or throttled's GCRA without a
-// burst). Two paced requests that the jitter brings closer than the spacing find it empty, so the
+// left than that, so the bucket holds no more than the reserve (a bucket of one, as x/time/rate
+// with a burst of 1 behind tollbooth, or throttled's GCRA without a burst). Two paced requests that the jitter brings closer than the spacing find it empty, so the
 // pace itself carries the margin, and a request that left late is followed a whole spacing after
 // it (plan). A quota whose rate the dialect assumes is measured from its levels instead
 // (leakMeter).

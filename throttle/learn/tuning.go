@@ -27,7 +27,8 @@ type Tuning struct {
 	// jitter look alike. A share halved there climbs back to what it was over 1/DeclaredBudget
 	// answers admitted at the pace, so that clients that collide once per climb spend one attempt
 	// in 1/DeclaredBudget on it. Default 0.005, the goals' bound with honest headers: alone, a
-	// collision the jitter caused costs a quarter of 200 spacings.
+	// collision the jitter caused costs its Retry-After and 77 spacings (200 answers at a share
+	// climbing from a half take (2 ln 2)·200 = 277).
 	DeclaredBudget float64
 	// Backoff is the factor the headerless rate is cut by, below the admitted rate measured, on a
 	// throttle epoch. Default 0.9: the pace averages (1+0.9)/2 = 95% of the limit through a
