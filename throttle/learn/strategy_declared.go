@@ -259,7 +259,7 @@ func (d *declaredStrategy) observe(t int64, s *Signal, m *model) string {
 			// alone on the key, the pace keeps within the quota, so another client spends it too.
 			// The share halves (as TCP's window on a loss: n clients that collide halve their
 			// sum, and meet their quota in log2(n) epochs); spare quota brings it back, or, where
-			// no answer can show spare, a climb over 1/DeclaredBudget answers (cushionless).
+			// no answer can show spare, a climb over 1/DeclaredBudget answers (spareUnseen).
 			d.halveShare(s, m)
 			ev = join(ev, fmt.Sprintf("share -> %.3g of the declared rate (throttled at its pace with nothing left: another client spends the quota)", m.share))
 		} else if known && up <= 0 {
@@ -545,16 +545,12 @@ func (d *declaredStrategy) halveShare(s *Signal, m *model) {
 // cushionless reports whether a refilling quota (or one of a kind not yet known) cannot keep back
 // the reserve the jitter margin asks for (see reserve): no answer since it was declared said more
 // left than that, so the bucket holds no more than the reserve (a bucket of one, as x/time/rate
-// with a burst of 1 behind tollbooth, or throttled's GCRA without a burst). Two paced requests that the jitter brings closer than the spacing find it empty, so the
-// pace itself carries the margin, and a request that left late is followed a whole spacing after
-// it (plan). A quota whose rate the dialect assumes is measured from its levels instead
-// (leakMeter).
+// with a burst of 1 behind tollbooth, or throttled's GCRA without a burst). Two paced requests
+// that the jitter brings closer than the spacing find it empty, so the pace itself carries the
+// margin, and a request that left late is followed a whole spacing after it (plan).
 func (d *declaredStrategy) cushionless(m *model) bool {
-	if m.rateAssumed || !d.leftSaid || (m.kind != KindRefilling && m.kind != KindUnknown) {
-		return false
-	}
 	r := d.reserve(m)
-	return r > 0 && d.mostLeft < r
+	return d.levelsSaid(m) && r > 0 && d.mostLeft < r
 }
 
 // spareUnseen reports whether no answer of a refilling quota (or one of a kind not yet known) can
@@ -562,10 +558,14 @@ func (d *declaredStrategy) cushionless(m *model) bool {
 // request the spare rule asks beyond it (observe), so the bucket never held more. A share halved
 // there climbs back by itself (Tuning.DeclaredBudget).
 func (d *declaredStrategy) spareUnseen(m *model) bool {
-	if m.rateAssumed || !d.leftSaid || (m.kind != KindRefilling && m.kind != KindUnknown) {
-		return false
-	}
-	return d.mostLeft <= 1+d.reserve(m)
+	return d.levelsSaid(m) && d.mostLeft <= 1+d.reserve(m)
+}
+
+// levelsSaid reports whether the quota refills (or its kind is not known yet) and its answers
+// said what was left, the evidence cushionless and spareUnseen judge by. A quota whose rate the
+// dialect assumes is measured from its levels instead (leakMeter).
+func (d *declaredStrategy) levelsSaid(m *model) bool {
+	return !m.rateAssumed && d.leftSaid && (m.kind == KindRefilling || m.kind == KindUnknown)
 }
 
 // resetBeyond reports whether a reset said as reset, overstating the true time by less than grain

@@ -25,8 +25,8 @@ type Tuning struct {
 	// answers cannot show spare quota: a bucket that never says more than the jitter's reserve
 	// left (a bucket of one), where a collision with another client and one with the client's own
 	// jitter look alike. A share halved there climbs back to what it was over 1/DeclaredBudget
-	// answers admitted at the pace, so that clients that collide once per climb spend one attempt
-	// in 1/DeclaredBudget on it. Default 0.005, the goals' bound with honest headers: alone, a
+	// admitted answers, so that clients that collide once per climb spend one attempt in
+	// 1/DeclaredBudget on it. Default 0.005, the goals' bound with honest headers: alone, a
 	// collision the jitter caused costs its Retry-After and 77 spacings (200 answers at a share
 	// climbing from a half take (2 ln 2)·200 = 277).
 	DeclaredBudget float64
