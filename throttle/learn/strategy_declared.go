@@ -469,6 +469,16 @@ func (d *declaredStrategy) plan(t int64, m *model) plan {
 		p.interval = d.probeInterval(t, m)
 	case m.kind == KindRefilling || m.kind == KindUnknown:
 		c -= d.reserve(m)
+		if m.kind == KindRefilling && d.levelsSaid(m) && d.mostLeft >= d.reserve(m)+2 {
+			// One place more is kept back where the bucket has shown room for it: the place
+			// another client on the key takes. A client that spends a refilling quota to its
+			// last request at its rate leaves every other client's attempt an empty bucket; they
+			// are refused and halve, while this one, refused nothing, never learns they are
+			// there (two clients at 5/s: 0.01 of the fair share for one of them). Taken, the
+			// place leaves the quota contested, and both clients see it. Alone, the place costs
+			// one spacing once: the bucket refills behind the pace as before.
+			c--
+		}
 		if d.cushionless(m) {
 			// The bucket cannot keep the reserve back: each request must reach the server a
 			// whole spacing after the one before it, so the spacing carries the jitter margin,
