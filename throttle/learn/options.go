@@ -90,7 +90,9 @@ func WithMaxPause(d time.Duration) Option {
 }
 
 // WithTuning replaces DefaultTuning. Every fraction must be in (0, 1) (Headroom and ProbeGain in
-// [0, 0.5]), JitterMargin non-negative, counts at least 1 (MeasureSuccesses at least 2).
+// [0, 0.5], WholeShare in (0, 1]), JitterMargin non-negative and finite, DistrustAfter at least 1,
+// and MeasureSuccesses from 2 to 64 (the successes the learner remembers); otherwise New fails with
+// ErrInvalidOption.
 func WithTuning(t Tuning) Option {
 	return optionFunc(func(c *config) error {
 		bad := func(name string, v any) error { return fmt.Errorf("%w: tuning %s = %v", ErrInvalidOption, name, v) }

@@ -17,9 +17,10 @@ type Tuning struct {
 	// passes: for a uniform one-way jitter J the mean deviation of a round trip is about J/3, and
 	// 4 of them cover J.
 	JitterMargin float64
-	// ThrottleBudget is the share of attempts the headerless learner may spend on 429s: it probes
-	// above its estimate at most once per 1/ThrottleBudget successes (plus the requests in flight
-	// when the probe was caught, which a probe cannot recall). Default 0.02, under the 3% goal.
+	// ThrottleBudget is the share of attempts the headerless learner may spend on 429s: after an
+	// epoch it cruises below its estimate for cost/ThrottleBudget successes before it probes
+	// again, cost being the epoch's throttles and at least one plus the requests in flight when it
+	// was caught (which a probe cannot recall). Default 0.02, under the 3% goal.
 	ThrottleBudget float64
 	// DeclaredBudget is the share of attempts the declared strategy may spend on 429s where the
 	// answers cannot show spare quota: a bucket that never says more than the jitter's reserve
