@@ -89,6 +89,16 @@ type LatenessLearner interface {
 	ObserveLateness(now time.Time, late time.Duration)
 }
 
+// ServerRater is a Learner whose pace can be slower than the rate the server allows its key: one
+// that leaves a share of a quota the server declared to other clients on the key (the learning
+// limiter of package throttle/learn). ServerRate reports the rate, in requests per second, that it
+// believes the server allows the key, before that share; 0 when it believes none. WithMaxWait
+// judges a learned pace by it, not by Rate: a share is the limiter's guess of other clients, no
+// wait the server asked for. It must be safe for concurrent use.
+type ServerRater interface {
+	ServerRate() float64
+}
+
 // Resumer is a Limiter that holds requests back on its own while a server's Retry-After runs (the
 // learning limiter of package throttle/learn): Throttle.Resume ends that hold as well as the key's
 // pause. It must be safe for concurrent use.

@@ -118,3 +118,31 @@ func TestWaitTooLongMessage(t *testing.T) {
 		assert.Contains(t, err.Error(), "would wait "+tc.want+" for its pace", "wait %v", tc.wait)
 	}
 }
+
+// sharingBucket is a learningBucket that paces slower than the server allows: it leaves a share of
+// a declared quota to other clients on the key (a ServerRater, as the throttle/learn learner is).
+type sharingBucket struct {
+	learningBucket
+	server float64
+}
+
+func (s sharingBucket) ServerRate() float64 { return s.server }
+
+// TestMaxWaitJudgesTheServersRateNotTheShare: a pace slowed by the share of a quota a learner leaves
+// to other clients is no wait the server asked for. Judged by it, two clients on a key of 100 a
+// minute lost a batch's queued requests: one, locked out, halved its share ten times
+// (a request per 10 m 14 s), and every request in its line was refused with ErrWaitTooLong.
+// The server's rate, one request per 0.6 s, is waited out, however slow the share makes the line.
+func TestMaxWaitJudgesTheServersRateNotTheShare(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		th, err := New(WithMaxWait(10*time.Minute), WithLimiter(func(string) (Limiter, error) {
+			return sharingBucket{learningBucket: newLearningBucket(t, 100.0/60/1024), server: 100.0 / 60}, nil
+		}))
+		require.NoError(t, err)
+		require.NoError(t, th.Wait(ctx, "a")) // due at once
+		start := time.Now()
+		require.NoError(t, th.Wait(ctx, "a"), "the share's pace is waited out")
+		assert.Equal(t, time.Duration(float64(time.Minute)*1024/100), time.Since(start))
+	})
+}

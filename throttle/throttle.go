@@ -388,7 +388,13 @@ func (t *Throttle) paceMaxWait(p *partition, r Reservation, maxWait time.Duratio
 	if !ok {
 		return 0
 	}
-	if rate := rl.Rate(); rate > 0 && float64(maxWait) < float64(time.Second)/rate {
+	rate := rl.Rate()
+	if sr, ok := p.lim.(ServerRater); ok {
+		if r := sr.ServerRate(); r > 0 {
+			rate = r // the server's, not the share the limiter leaves to other clients
+		}
+	}
+	if rate > 0 && float64(maxWait) < float64(time.Second)/rate {
 		return maxWait
 	}
 	return 0

@@ -311,6 +311,27 @@ func (l *Learner) capWait() time.Duration {
 func (l *Learner) Rate() float64 {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	return l.rate()
+}
+
+// ServerRate reports the rate, in requests per second, that the learner believes the server allows
+// its key (throttle.ServerRater): while declared headers drive, the declared rate before the share
+// the learner leaves to other clients on the key (Rate less that share); otherwise Rate. The
+// throttle's max wait judges a pace by it: a share halved on a collision is the learner's guess of
+// other clients, no wait the server asked for. It is safe for concurrent use.
+func (l *Learner) ServerRate() float64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if _, ok := l.cur.(*declaredStrategy); ok {
+		if iv := l.m.serverInterval(); iv > 0 {
+			return 1e9 / float64(iv)
+		}
+	}
+	return l.rate()
+}
+
+// rate is Rate, with mu held.
+func (l *Learner) rate() float64 {
 	if c, ok := l.cur.(*cyclesStrategy); ok && c.hi > 0 {
 		return float64(c.quota) * 1e9 / float64(c.nextOffset()) // a quota per period
 	}

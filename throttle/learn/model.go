@@ -111,3 +111,13 @@ func (m *model) declaredInterval() int64 {
 	}
 	return int64(iv / (1 - m.tun.Headroom) / share)
 }
+
+// serverInterval is declaredInterval before the share: the spacing of the rate the server allows
+// the key, as declared (0: none declared).
+func (m *model) serverInterval() int64 {
+	share := m.share
+	if !(share > 0) {
+		share = 1
+	}
+	return int64(float64(m.declaredInterval()) * share)
+}
