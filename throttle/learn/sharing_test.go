@@ -1,7 +1,6 @@
 package learn_test
 
 import (
-	"context"
 	"math/rand/v2"
 	"net/http"
 	"sync"
@@ -11,12 +10,8 @@ import (
 	"time"
 
 	"github.com/steadyhttp/steady/client"
-	"github.com/steadyhttp/steady/retry"
 	"github.com/steadyhttp/steady/testserver/algorithm"
-	"github.com/steadyhttp/steady/throttle/learn"
 )
-
-var debugShared = false
 
 // sharedOutcome is what runShared measures: each client's admitted requests when the first
 // client finished its last one (while both were sending), and the server's attempts and refusals.
@@ -75,26 +70,13 @@ func runShared(t *testing.T, c cell, clients int, seed uint64) sharedOutcome {
 		var wg sync.WaitGroup
 		for i := range clients {
 			counters[i] = &countingServer{srv: srv}
-			id := i
-			tr := client.NewTransport(counters[i], client.WithMaxWait(0),
-				client.WithLearner(learn.WithObserver(func(e learn.Event) {
-					if debugShared {
-						t.Logf("c%d %v %s/%s %s", id, e.At.Sub(srv.start), e.Strategy, e.State, e.Detail)
-					}
-				})),
-				client.WithRetry(retry.WithMaxAttempts(1000), retry.WithMaxElapsed(0), retry.WithBudget(nil),
-					retry.WithMaxRetryAfter(2*time.Hour)))
+			tr := client.NewTransport(counters[i], client.WithMaxWait(0), simRetry())
 			var next, done atomic.Int64
 			for range c.workers {
 				wg.Go(func() {
 					for next.Add(1) <= int64(c.n) {
-						req, _ := http.NewRequestWithContext(context.Background(), http.MethodGet, "http://api.sim/items", nil)
-						resp, err := tr.RoundTrip(req)
-						if err != nil || resp.StatusCode != http.StatusOK {
+						if !sendSim(tr) {
 							lost.Add(1)
-						}
-						if err == nil {
-							resp.Body.Close()
 						}
 						if done.Add(1) == int64(c.n) {
 							firstDone.Do(func() {

@@ -200,24 +200,15 @@ func runCellWith(t *testing.T, c cell, seed uint64, with func(*simServer)) outco
 				mu.Unlock()
 				return l, err
 			}),
-			client.WithMaxWait(0),
-			client.WithRetry(retry.WithMaxAttempts(1000), retry.WithMaxElapsed(0), retry.WithBudget(nil),
-				retry.WithMaxRetryAfter(2*time.Hour)))
+			client.WithMaxWait(0), simRetry())
 		var next, lost atomic.Int64
 		var wg sync.WaitGroup
 		for range c.workers {
 			wg.Go(func() {
 				for next.Add(1) <= int64(c.n) {
-					req, _ := http.NewRequestWithContext(context.Background(), http.MethodGet, "http://api.sim/items", nil)
-					resp, err := tr.RoundTrip(req)
-					if err != nil || resp.StatusCode != http.StatusOK {
+					if !sendSim(tr) {
 						lost.Add(1)
-						if err == nil {
-							resp.Body.Close()
-						}
-						continue
 					}
-					resp.Body.Close()
 				}
 			})
 		}
@@ -234,6 +225,25 @@ func runCellWith(t *testing.T, c cell, seed uint64, with func(*simServer)) outco
 		mu.Unlock()
 	})
 	return out
+}
+
+// simRetry is the batch runner's retry settings, as the simulated clients use them: no budget, no
+// bound on the time, Retry-After waited out up to two hours.
+func simRetry() client.Option {
+	return client.WithRetry(retry.WithMaxAttempts(1000), retry.WithMaxElapsed(0), retry.WithBudget(nil),
+		retry.WithMaxRetryAfter(2*time.Hour))
+}
+
+// sendSim sends one request through tr to the simulated server and reports whether it was
+// admitted in the end.
+func sendSim(tr http.RoundTripper) bool {
+	req, _ := http.NewRequestWithContext(context.Background(), http.MethodGet, "http://api.sim/items", nil)
+	resp, err := tr.RoundTrip(req)
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
 }
 
 // physical is the least time any client needs for the cell, from the algorithm's rule with the
