@@ -205,6 +205,37 @@ func (p *Pacer) SetWindow(t int64, limit int, span, slack int64, recent []int64)
 	p.changed(t)
 }
 
+// Refused takes back from the window the send that the server refused: the latest one in the
+// window whose slot is at most sent and at most near before it (a request leaves at its slot or
+// late, by up to near). A refused request took no place in the server's window (a fixed window or
+// a sliding log counts what it admits), so the window holds one send less, and the place it held
+// frees now, not a window after the refused send: counted, it kept the quota's last place of
+// every window after it for the window after that. Nothing else changes; without a window, or with
+// no such send in it, Refused does nothing.
+func (p *Pacer) Refused(t, sent, near int64) {
+	k := int64(p.winLimit)
+	if k == 0 {
+		return
+	}
+	n := min(p.ringN, k)
+	for j := p.ringN - 1; j >= p.ringN-n; j-- { // newest first
+		if s := p.ring[j%k]; s > sent || sent-s > near {
+			continue
+		}
+		for x := j; x < p.ringN-1; x++ {
+			p.ring[x%k] = p.ring[(x+1)%k]
+		}
+		p.ringN--
+		if p.ringN >= k {
+			// The send before the oldest held fell out of the ring long ago: it is older than
+			// any the window holds, and counts as gone.
+			p.ring[p.ringN%k] = math.MinInt64 / 4
+		}
+		p.changed(t)
+		return
+	}
+}
+
 // slotFor is the earliest slot at or after t at which a request of cost fits every lane whose free
 // times are from, and the lanes' free times after it.
 func (p *Pacer) slotFor(t, cost int64, from [numLanes]int64) (int64, [numLanes]int64) {

@@ -271,3 +271,64 @@ func TestPacerCatchUpBound(t *testing.T) {
 		}
 	}
 }
+
+// A refused send gives its place in the window back: the window holds what the server admitted.
+// Before, a request refused at 0 held its place in a window of 3 per 1,000 until 1,000, and a fourth
+// request waited for it though the server had admitted only two.
+func TestPacerRefusedFreesItsWindowPlace(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		refused int64 // the send time the answer names
+		near    int64
+		want    int64 // the fourth request's delay at 20
+	}{
+		{"the refused send taken back", 0, 5, 0},
+		{"a late send within near", 3, 5, 0},               // left 3 late: the one at 0
+		{"a send time no slot matches", 500, 5, 1000 - 20}, // nothing taken back
+		{"a send time before every slot", -100, 5, 1000 - 20},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var mu sync.Mutex
+			p := New(&mu, func(now time.Time) int64 { return now.UnixNano() }, nil)
+			mu.Lock()
+			defer mu.Unlock()
+			p.SetWindow(0, 3, 1000, 0, nil)
+			for _, at := range []int64{0, 10, 20} {
+				if r := p.Reserve(at, 1); r != nil {
+					t.Fatalf("a request at %d within the window waited", at)
+				}
+			}
+			p.Refused(20, c.refused, c.near)
+			r := p.Reserve(20, 1)
+			var got int64
+			if r != nil {
+				got = r.slot - 20
+			}
+			if got != c.want {
+				t.Fatalf("the next request waits %d, want %d", got, c.want)
+			}
+		})
+	}
+}
+
+// Taken back from a window that has wrapped, a send leaves the place before the oldest held free:
+// the send that place held fell out of the ring long ago.
+func TestPacerRefusedInAWrappedWindow(t *testing.T) {
+	var mu sync.Mutex
+	p := New(&mu, func(now time.Time) int64 { return now.UnixNano() }, nil)
+	mu.Lock()
+	defer mu.Unlock()
+	p.SetWindow(0, 2, 1000, 0, nil)
+	for _, at := range []int64{0, 10, 1000, 1010} { // the last two a window after the first two
+		if r := p.Reserve(at, 1); r != nil {
+			t.Fatalf("a request at %d within the window waited until %d", at, r.slot)
+		}
+	}
+	p.Refused(1010, 1000, 5)
+	if r := p.Reserve(1010, 1); r != nil {
+		t.Fatalf("after the send at 1000 was refused, the next waits until %d, want it due at once", r.slot)
+	}
+	if r := p.Reserve(1010, 1); r == nil || r.slot != 2010 {
+		t.Fatalf("the window full again: the next at %v, want a window after the send at 1010 (2010)", r)
+	}
+}

@@ -212,6 +212,12 @@ func (l *Learner) ObserveAttempt(sent, now time.Time, resp *http.Response, err e
 	if changed || !l.steady || !sig.quiet() {
 		l.arbitrate(t, now)
 	}
+	if sig.Throttled && !sent.IsZero() {
+		// The window of sends counts what the server admits: the refused one took no place
+		// (Pacer.Refused). After the plan, which may have set the window just now, from the
+		// sends this one is among.
+		l.p.Refused(t, ts, m.rtt.margin(m.tun.JitterMargin))
+	}
 	// Only now is the place in flight freed: a request that waited for it goes at the pace the
 	// answer just set, not at the one before it.
 	l.p.Answered(t)
