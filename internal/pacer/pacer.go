@@ -206,12 +206,14 @@ func (p *Pacer) SetWindow(t int64, limit int, span, slack int64, recent []int64)
 }
 
 // Refused takes back from the window the send that the server refused: the latest one in the
-// window whose slot is at most sent and at most near before it (a request leaves at its slot or
-// late, by up to near). A refused request took no place in the server's window (a fixed window or
-// a sliding log counts what it admits), so the window holds one send less, and the place it held
-// frees now, not a window after the refused send: counted, it kept the quota's last place of
-// every window after it for the window after that. Nothing else changes; without a window, or with
-// no such send in it, Refused does nothing.
+// window whose slot is within near of sent (a request leaves at its slot or late; and its owner's
+// clock, read before another caller's, may name a time a little before the slot the pacer gave
+// it). A refused request took no place in the server's window (a fixed window or a sliding log
+// counts what it admits), so the window holds one send less, and the place it held frees now, not
+// a window after the refused send: counted, it kept the quota's last place of every window after
+// it for the window after that. A window that had wrapped forgets the send before its oldest: it
+// counts as long gone (sends from the credit, which the window counts but does not hold, can make
+// that one request early). Without a window, or with no such send in it, Refused does nothing.
 func (p *Pacer) Refused(t, sent, near int64) {
 	k := int64(p.winLimit)
 	if k == 0 {
@@ -219,7 +221,7 @@ func (p *Pacer) Refused(t, sent, near int64) {
 	}
 	n := min(p.ringN, k)
 	for j := p.ringN - 1; j >= p.ringN-n; j-- { // newest first
-		if s := p.ring[j%k]; s > sent || sent-s > near {
+		if s := p.ring[j%k]; s > sent+near || sent-s > near {
 			continue
 		}
 		for x := j; x < p.ringN-1; x++ {

@@ -288,11 +288,7 @@ func TestPacerRefusedFreesItsWindowPlace(t *testing.T) {
 		{"a send time before every slot", -100, 5, 1000 - 20},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			var mu sync.Mutex
-			p := New(&mu, func(now time.Time) int64 { return now.UnixNano() }, nil)
-			mu.Lock()
-			defer mu.Unlock()
-			p.SetWindow(0, 3, 1000, 0, nil)
+			p := windowPacer(t, 3, 1000)
 			for _, at := range []int64{0, 10, 20} {
 				if r := p.Reserve(at, 1); r != nil {
 					t.Fatalf("a request at %d within the window waited", at)
@@ -314,11 +310,7 @@ func TestPacerRefusedFreesItsWindowPlace(t *testing.T) {
 // Taken back from a window that has wrapped, a send leaves the place before the oldest held free:
 // the send that place held fell out of the ring long ago.
 func TestPacerRefusedInAWrappedWindow(t *testing.T) {
-	var mu sync.Mutex
-	p := New(&mu, func(now time.Time) int64 { return now.UnixNano() }, nil)
-	mu.Lock()
-	defer mu.Unlock()
-	p.SetWindow(0, 2, 1000, 0, nil)
+	p := windowPacer(t, 2, 1000)
 	for _, at := range []int64{0, 10, 1000, 1010} { // the last two a window after the first two
 		if r := p.Reserve(at, 1); r != nil {
 			t.Fatalf("a request at %d within the window waited until %d", at, r.slot)
@@ -331,4 +323,78 @@ func TestPacerRefusedInAWrappedWindow(t *testing.T) {
 	if r := p.Reserve(1010, 1); r == nil || r.slot != 2010 {
 		t.Fatalf("the window full again: the next at %v, want a window after the send at 1010 (2010)", r)
 	}
+}
+
+// windowPacer returns a pacer (its lock held until the test ends) with a window of limit per span.
+func windowPacer(t *testing.T, limit int, span int64) *Pacer {
+	t.Helper()
+	var mu sync.Mutex
+	p := New(&mu, func(now time.Time) int64 { return now.UnixNano() }, nil)
+	mu.Lock()
+	t.Cleanup(mu.Unlock)
+	p.SetWindow(0, limit, span, 0, nil)
+	return p
+}
+
+// The place a refused send gives back goes to a request already waiting for the window, at once,
+// and the line behind it keeps its order.
+func TestPacerRefusedReleasesTheLine(t *testing.T) {
+	p := windowPacer(t, 3, 1000)
+	for _, at := range []int64{0, 10, 20} {
+		p.Reserve(at, 1)
+	}
+	a, b := p.Reserve(30, 1), p.Reserve(30, 1)
+	p.Refused(40, 10, 5)
+	if a == nil || b == nil || a.slot != 40 || b.slot != 1000 {
+		t.Fatalf("the waiting requests at %v and %v, want 40 (the freed place) and 1000 (a window after the send at 0)", a, b)
+	}
+}
+
+// Refused takes back the newest matching send, and the window keeps its order, wrapped or not.
+func TestPacerRefusedKeepsTheWindowsOrder(t *testing.T) {
+	t.Run("the newest of two within near", func(t *testing.T) {
+		p := windowPacer(t, 2, 1000)
+		p.Reserve(0, 1)
+		p.Reserve(3, 1)
+		p.Refused(3, 3, 5) // the one at 3: admitted, the one at 0
+		p.Reserve(4, 1)    // the window: 0, 4
+		if r := p.Reserve(5, 1); r == nil || r.slot != 1000 {
+			t.Fatalf("the next at %v, want a window after the send at 0 (1000)", r)
+		}
+	})
+	t.Run("the middle of a wrapped window", func(t *testing.T) {
+		p := windowPacer(t, 3, 1000)
+		for _, at := range []int64{0, 10, 20, 1000, 1010, 1020} {
+			if r := p.Reserve(at, 1); r != nil {
+				t.Fatalf("a request at %d waited until %d", at, r.slot)
+			}
+		}
+		p.Refused(1030, 1010, 5) // admitted: 1000, 1020
+		if r := p.Reserve(1030, 1); r != nil {
+			t.Fatalf("one place free, the next waited until %d", r.slot)
+		}
+		if r := p.Reserve(1040, 1); r == nil || r.slot != 2000 { // the window: 1000, 1020, 1030
+			t.Fatalf("the next at %v, want a window after the send at 1000 (2000)", r)
+		}
+	})
+	t.Run("the oldest of a wrapped window", func(t *testing.T) {
+		p := windowPacer(t, 3, 1000)
+		for _, at := range []int64{0, 10, 20, 1000, 1010, 1020} {
+			p.Reserve(at, 1)
+		}
+		p.Refused(1030, 1000, 5) // admitted: 1010, 1020
+		p.Reserve(1030, 1)       // the window: 1010, 1020, 1030
+		if r := p.Reserve(2010, 1); r != nil {
+			t.Fatalf("at 2010 the send at 1010 has left the window; the next waited until %d", r.slot)
+		}
+	})
+	t.Run("a slot a little after the send time named", func(t *testing.T) {
+		p := windowPacer(t, 2, 1000)
+		p.Reserve(0, 1)
+		p.Reserve(10, 1)
+		p.Refused(10, 8, 5) // its owner read its clock at 8, before another caller's 10
+		if r := p.Reserve(10, 1); r != nil {
+			t.Fatalf("the send at 10 taken back, the next waited until %d", r.slot)
+		}
+	})
 }

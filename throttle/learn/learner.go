@@ -322,13 +322,15 @@ func (l *Learner) Rate() float64 {
 
 // ServerRate reports the rate, in requests per second, that the learner believes the server allows
 // its key (throttle.ServerRater): while declared headers drive, the declared rate before the share
-// the learner leaves to other clients on the key (Rate less that share); otherwise Rate. The
-// throttle's max wait judges a pace by it: a share halved on a collision is the learner's guess of
-// other clients, no wait the server asked for. It is safe for concurrent use.
+// the learner leaves to other clients on the key (Rate less that share); otherwise, and where the
+// rate is the dialect's assumption rather than the server's word (Shopify's call limit, whose
+// share halvings follow a bucket that leaks slower than assumed), Rate. The throttle's max wait
+// judges a pace by it: a share halved on a collision is the learner's guess of other clients, no
+// wait the server asked for. It is safe for concurrent use.
 func (l *Learner) ServerRate() float64 {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if _, ok := l.cur.(*declaredStrategy); ok {
+	if _, ok := l.cur.(*declaredStrategy); ok && !l.m.rateAssumed {
 		if iv := l.m.serverInterval(); iv > 0 {
 			return 1e9 / float64(iv)
 		}

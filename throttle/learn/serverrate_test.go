@@ -2,6 +2,7 @@ package learn_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -63,4 +64,33 @@ func TestServerRateIsBeforeTheShare(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestServerRateOfAnAssumedRateIsThePace: where the rate is the dialect's assumption (Shopify's call
+// limit says the level, and Shopify documents 2 a second), a share halved at the pace is how the
+// learner follows a bucket that leaks slower than assumed: the server demands that pace, and
+// ServerRate is the pace itself, by which the max wait judges it (a review of the first version
+// found a bucket leaking one request per 5 s reported at 1.99/s, its 7.5 s pace waited out past a
+// max wait of 5 s).
+func TestServerRateOfAnAssumedRateIsThePace(t *testing.T) {
+	l, events, ms := observedLearner(t)
+	full := "X-Shopify-Shop-Api-Call-Limit: 40/40"
+	book := func(at int) {
+		if _, err := l.Reserve(ms(at)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	book(0)
+	l.ObserveAttempt(ms(0), ms(1), resp(200, full), nil)
+	for i := 0; i < 20 && !strings.Contains(strings.Join(*events, "\n"), "share ->"); i++ {
+		at := 1000 + 1000*i
+		book(at)
+		l.ObserveAttempt(ms(at), ms(at+1), resp(429, full, "Retry-After: 1.0"), nil)
+	}
+	if !strings.Contains(strings.Join(*events, "\n"), "share ->") {
+		t.Fatalf("the share never halved: the test tests nothing; events %q", *events)
+	}
+	if rate, server := l.Rate(), l.ServerRate(); rate <= 0 || server != rate {
+		t.Fatalf("Rate %.4g/s, ServerRate %.4g/s: want ServerRate the pace itself", rate, server)
+	}
 }

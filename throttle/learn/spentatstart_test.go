@@ -6,12 +6,12 @@ import (
 )
 
 // TestQuotaSpentAtStartComesBackWhole: a job that starts after another job spent the key's quota
-// (a GitHub token used up by the job before) finds a fixed window spent, its reset 1.3 s away. The
-// learner holds until the reset, and its first request there is admitted: the window came back
-// whole. Read as a quota that refills (admitted "at the declared pace after the quota ran out"),
-// the window was paced evenly over the next ones instead of spent at each reset: two windows' work
-// took twice as long (60 s against 31 s in real time against testserver's GitHub persona). The
-// cause was the window of sends (at most the limit in any window, as a sliding log needs): the
+// (a GitHub token used up by the job before) finds a fixed window spent, its reset 1.3 s away: the
+// job must spend each window's quota at its reset. Two windows' work took twice as long (60 s
+// against 31 s in real time against testserver's GitHub persona; the learner, whose first request
+// after the Retry-After went past the reset and was admitted, reads the window as a quota that
+// refills, and still does: the test asserts the time, not the kind). The cause was the window of
+// sends (at most the limit in any window, as a sliding log needs): the
 // refused request held a place in it, so the last request of every window waited for the window
 // after; a refused send now gives its place back (Pacer.Refused). Across round trips and workers,
 // the job must lose nothing, draw no more than 0.5% throttles beyond the first answers, and take at
@@ -42,7 +42,7 @@ func TestQuotaSpentAtStartComesBackWhole(t *testing.T) {
 			goal := time.Duration(1.10 * float64(best))
 			if o.lost != 0 || o.elapsed > goal+carry || float64(throttled) > 0.005*float64(o.attempts) {
 				t.Errorf("rtt %v, %d workers: %.3fx, %d throttled of %d attempts, lost %d; want at most 1.10x (and the rounding %v carried), 0.5%% beyond the first %d, none lost; events %q",
-					rtt, workers, ratio, carry, o.denied, o.attempts, o.lost, workers, o.events)
+					rtt, workers, ratio, o.denied, o.attempts, o.lost, carry, workers, o.events)
 			} else if o.elapsed > goal {
 				t.Logf("rtt %v, %d workers: the known miss, %v over 1.10x (the Retry-After's rounding carried, at most %v)",
 					rtt, workers, o.elapsed-goal, carry)
