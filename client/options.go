@@ -251,10 +251,10 @@ const DefaultMaxWait = retry.DefaultMaxRetryAfter
 
 // WithMaxWait bounds how long a request waits before it is sent, for a pause of its key (a
 // server's Retry-After seen by any request to the key) or for the key's pace (a slow learned or
-// known rate; a learned pace is judged by the rate the server allows the key, not by the share of a
-// declared quota the learner leaves to other clients on it): a longer predicted wait fails the request at once with an error matching
-// throttle.ErrWaitTooLong (*throttle.WaitTooLongError says how long and why), instead of leaving the
-// caller blocked without a word. The default is DefaultMaxWait; 0 waits as long as it takes
+// known rate; a learned pace is judged by the rate the server allows the key, not by the share of
+// a declared quota the learner leaves to other clients on it): a longer predicted wait fails the
+// request at once with an error matching throttle.ErrWaitTooLong (*throttle.WaitTooLongError says
+// how long and why), instead of leaving the caller blocked without a word. The default is DefaultMaxWait; 0 waits as long as it takes
 // (bounded only by the request's context). d must not be negative.
 func WithMaxWait(d time.Duration) Option {
 	return optionFunc(func(c *config) {

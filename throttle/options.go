@@ -92,10 +92,10 @@ func WithWaitObserver(f func(req *http.Request, key string, waited time.Duration
 
 // WithMaxWait bounds how long a request waits for what the server asked for: when the predicted wait
 // for a pause of its key (a server's Retry-After, or Pause) is longer than d, or the key's limiter
-// learns its pace from the server (a Learner, such as the throttle/learn learner) and that pace is slower than one
-// request per d (the rate the server allows the key, for a ServerRater: not a share of it that the
-// limiter leaves to other clients), the wait refuses at once with *WaitTooLongError instead of sleeping (the Transport
-// closes the request body and sends nothing). A waiting request whose prediction grows past d is
+// learns its pace from the server (a Learner, such as the throttle/learn learner) and that pace is
+// slower than one request per d (the rate the server allows the key, for a ServerRater: not a share
+// of it that the limiter leaves to other clients), the wait refuses at once with *WaitTooLongError
+// instead of sleeping (the Transport closes the request body and sends nothing). A waiting request whose prediction grows past d is
 // refused then. A known pace (a token or leaky bucket) is always waited out, however many requests
 // stand in line. The default, 0, waits as long as it takes (bounded only by the request's context).
 // A request can set its own maximum with request.WithMaxWait. A negative d makes New fail with

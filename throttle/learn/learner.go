@@ -332,7 +332,7 @@ func (l *Learner) ServerRate() float64 {
 	defer l.mu.Unlock()
 	if _, ok := l.cur.(*declaredStrategy); ok && !l.m.rateAssumed {
 		if iv := l.m.serverInterval(); iv > 0 {
-			return 1e9 / float64(iv)
+			return 1e9 / iv
 		}
 	}
 	return l.rate()

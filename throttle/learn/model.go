@@ -87,11 +87,22 @@ type model struct {
 	driver string
 }
 
-// declaredInterval is the spacing, in nanoseconds, of the declared rate less the headroom, and of
-// limit-1 per window where a sliding window counter is evident, times this client's share of it;
-// 0 when no rate is declared. Where the declared rate is assumed (rateAssumed), a faster leak
-// measured from the levels replaces it: the measure is a lower bound of the server's rate.
+// declaredInterval is serverInterval times this client's share of it: the spacing this client
+// paces a declared quota at (0 when no rate is declared).
 func (m *model) declaredInterval() int64 {
+	share := m.share
+	if !(share > 0) {
+		share = 1
+	}
+	return int64(m.serverInterval() / share)
+}
+
+// serverInterval is the spacing, in nanoseconds, of the declared rate less the headroom, and of
+// limit-1 per window where a sliding window counter is evident: the rate the server allows the key,
+// before the share left to other clients; 0 when no rate is declared. Where the declared rate is
+// assumed (rateAssumed), a faster leak measured from the levels replaces it: the measure is a lower
+// bound of the server's rate.
+func (m *model) serverInterval() float64 {
 	if m.limit <= 0 || m.window <= 0 {
 		return 0
 	}
@@ -105,19 +116,5 @@ func (m *model) declaredInterval() int64 {
 	if li := m.leak.interval(); m.rateAssumed && li > 0 && float64(li) < iv {
 		iv = float64(li)
 	}
-	share := m.share
-	if !(share > 0) {
-		share = 1
-	}
-	return int64(iv / (1 - m.tun.Headroom) / share)
-}
-
-// serverInterval is declaredInterval before the share: the spacing of the rate the server allows
-// the key, as declared (0: none declared).
-func (m *model) serverInterval() int64 {
-	share := m.share
-	if !(share > 0) {
-		share = 1
-	}
-	return int64(float64(m.declaredInterval()) * share)
+	return iv / (1 - m.tun.Headroom)
 }
