@@ -25,7 +25,9 @@ func Middleware(next http.Handler, rules []Rule, opts ...Option) (http.Handler, 
 // answer (its client is gone); one whose context ends while it is held, or that the limiter cannot
 // decide (a Store error), gets 503 and does not reach next. A held request keeps its slot: a
 // leaky-bucket queue cannot give a place back without reordering the requests behind it. The
-// handler is safe for concurrent use.
+// waits an answer names (reset, Retry-After, the hold) are measured from the clock read after the
+// decision, when the answer leaves, not from the read it was decided at. The handler is safe for
+// concurrent use.
 func (l *Limiter) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		now := l.cfg.clock()
@@ -43,11 +45,15 @@ func (l *Limiter) Middleware(next http.Handler) http.Handler {
 		if l.cfg.hook != nil {
 			l.cfg.hook(now, r, res.clone())
 		}
+		// The answer names its waits from the moment it leaves (see Result.age): one clock read
+		// more per request, against a reset a whole second late in whole-second headers.
+		sent := l.cfg.clock()
+		res.age(sent.Sub(now))
 		if !res.Allowed {
-			l.writeDenied(w, &res, now)
+			l.writeDenied(w, &res, sent)
 			return
 		}
-		l.writeAdmittedHeaders(w.Header(), &res, now)
+		l.writeAdmittedHeaders(w.Header(), &res, sent)
 		if res.Delay > 0 {
 			if err := ctxsleep.Sleep(r.Context(), res.Delay); err != nil {
 				// The client is gone or the server is stopping: nobody to serve.

@@ -3,6 +3,8 @@ package testserver
 import (
 	"slices"
 	"time"
+
+	"github.com/steadyhttp/steady/testserver/algorithm"
 )
 
 // Result is the limiter's decision on one request.
@@ -55,6 +57,32 @@ type RuleResult struct {
 	RetryAfter time.Duration
 	// Delay is the request's leaky-bucket slot delay when the rule shapes traffic.
 	Delay time.Duration
+}
+
+// age moves res's waits from the instant it was decided at to lag later, the instant its answer
+// is written: each wait shortens by lag, down to zero (a wait that can never end stays Never). A
+// decision is made at the clock read before it, but the answer leaves after the store's round trip
+// or the wait for the key's lock, and a caller that read the clock before another caller's
+// decision was committed is decided at that later time: its waits, measured from its own read,
+// would name a reset beyond the window. The time now is at least that later time, so a wait aged
+// this way is never shorter than the real one. lag <= 0 changes nothing.
+func (res *Result) age(lag time.Duration) {
+	if lag <= 0 {
+		return
+	}
+	res.RetryAfter, res.Delay = shorten(res.RetryAfter, lag), shorten(res.Delay, lag)
+	for i := range res.Rules {
+		rr := &res.Rules[i]
+		rr.Reset, rr.RetryAfter, rr.Delay = shorten(rr.Reset, lag), shorten(rr.RetryAfter, lag), shorten(rr.Delay, lag)
+	}
+}
+
+// shorten returns the wait d, lag > 0 later: d-lag, at least zero; Never stays Never.
+func shorten(d, lag time.Duration) time.Duration {
+	if d == algorithm.Never {
+		return d
+	}
+	return max(d-lag, 0)
 }
 
 // clone returns a copy of res whose Rules are its own. (It names every field, not *res: a copy of
