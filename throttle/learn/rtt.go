@@ -11,7 +11,12 @@ type rtt struct {
 	late  int64
 	min   int64
 	minAt int64
-	seen  bool
+	// spread is the largest queueing a round trip showed lately (its excess over min, kept as
+	// long as min is, from spreadAt): a bound on how much two requests' trips differ that a rare
+	// long trip sets, where the smoothed deviation forgets it within a few answers.
+	spread   int64
+	spreadAt int64
+	seen     bool
 }
 
 // minRTTWindow is how long a smallest round trip is believed before a newer, larger one replaces
@@ -34,6 +39,9 @@ func (r *rtt) add(t, d int64) {
 	if d <= r.min || t-r.minAt > minRTTWindow {
 		r.min, r.minAt = d, t
 	}
+	if q := d - r.min; q >= r.spread || t-r.spreadAt > minRTTWindow {
+		r.spread, r.spreadAt = q, t
+	}
 }
 
 // addLate records one waiter that woke d after its reservation's time.
@@ -42,6 +50,16 @@ func (r *rtt) addLate(d int64) { r.late += (max(d, 0) - r.late) / 4 }
 // margin is how late to aim after a server-side instant so that a request arrives after it: the
 // jitter margin times the round trip's mean deviation plus the sender's mean lateness.
 func (r *rtt) margin(k float64) int64 { return int64(k * float64(r.rttvar+r.late)) }
+
+// windowSlack is how much longer than its window w a window of sends is kept (see plan): the
+// jitter margin, or the largest queueing seen lately if that is more, up to a tenth of w. A
+// request whose trip is shorter by more than the slack than that of the request a window before
+// it reaches a sliding log inside the window and is refused, and the refusal costs its
+// Retry-After, a whole window's sends at a window of a second; the slack costs its length once
+// per window. A rare long trip (a loaded host's) is what the smoothed deviation forgets, so the
+// largest one is kept, as far as the 1.10x goal's tenth of the window allows (a trip seen 30 ms
+// long costs 3 % at one second, and a throttle there costs 100 %).
+func (r *rtt) windowSlack(k float64, w int64) int64 { return max(r.margin(k), min(r.spread, w/10)) }
 
 // oneWay is half the smallest round trip: how long a request takes to reach the server.
 func (r *rtt) oneWay() int64 { return r.min / 2 }

@@ -37,6 +37,11 @@ type simServer struct {
 	log      func(string) // with -trace under -one: every decision
 	start    time.Time
 
+	// spikeEvery, when positive, makes every spikeEvery-th leg (counted from 1, both ways) late
+	// by spike more: a loaded host's rare long trip, beside the even jitter.
+	spikeEvery int64
+	spike      time.Duration
+
 	// refuseNth, when positive, is the decision (counted from 1) refused whatever the algorithm
 	// says, as if another client had just taken the place: one collision from outside.
 	refuseNth int64
@@ -47,6 +52,7 @@ type simServer struct {
 	admitted   int64
 	denied     int64
 	decisions  int64
+	legs       int64           // trips' legs begun, for spikeEvery
 	admittedAt []time.Duration // since start, of every admitted request
 }
 
@@ -56,6 +62,9 @@ func (s *simServer) leg() time.Duration {
 	d := s.rtt / 2
 	if s.jitter > 0 {
 		d += time.Duration(s.rng.Int64N(int64(s.jitter)))
+	}
+	if s.legs++; s.spikeEvery > 0 && s.legs%s.spikeEvery == 0 {
+		d += s.spike
 	}
 	return d
 }

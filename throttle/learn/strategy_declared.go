@@ -452,7 +452,7 @@ func (d *declaredStrategy) plan(t int64, m *model) plan {
 		// server said, not a smaller capacity its resets show (see capacity): held to 50 in any
 		// second, a bucket of 50 whose rate doubled back to 50/s could not spend what it refilled
 		// meanwhile (1.14x).
-		p.windowLimit, p.window, p.windowSlack = int(d.saidLimit), d.saidWindow, m.rtt.margin(m.tun.JitterMargin)
+		p.windowLimit, p.window, p.windowSlack = int(d.saidLimit), d.saidWindow, m.rtt.windowSlack(m.tun.JitterMargin, d.saidWindow)
 	}
 	c := d.current(m)
 	if m.kind == KindCounter {
