@@ -29,7 +29,8 @@ type simServer struct {
 	alg algorithm.Algorithm
 	// "honest", "none", "lying" (the limit and remaining claimed ten times over), "shopify"
 	// (Shopify's used/capacity: the level, not the rate), "window-end" (httprate's headers),
-	// "constant-reset" (tollbooth's) or "burst-limit" (throttled's)
+	// "constant-reset" (tollbooth's), "burst-limit" (throttled's) or "retry-1" (a constant
+	// Retry-After of a second, and nothing else)
 	headers  string
 	rtt      time.Duration
 	jitter   time.Duration
@@ -142,6 +143,14 @@ func (s *simServer) decide() *http.Response {
 		h.Set("X-RateLimit-Reset", fmt.Sprint(int64(math.Ceil(d.ResetAfter.Seconds()))))
 		if !d.Allowed {
 			h.Set("Retry-After", fmt.Sprint(int64(math.Ceil(d.RetryAfter.Seconds()))))
+		}
+	case "retry-1":
+		// No rate-limit header, and "Retry-After: 1" on every 429, whatever the wait: a proxy's
+		// limit configured by hand, as HAProxy's `http-request return status 429 hdr Retry-After
+		// 1` in front of its http_req_rate. An exploration aid for -one (no test: the 1.5x it
+		// reproduces at 100/s is not met, see docs/learner-measurements.md).
+		if !d.Allowed {
+			h.Set("Retry-After", "1")
 		}
 	case "lying":
 		f.Limit *= 10
