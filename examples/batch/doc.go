@@ -190,11 +190,14 @@
 //	 "elapsed_s":9.91,"rate_rps":100.9, ...}
 //
 // with the keys requests, succeeded, failed, throttled_responses, retries, elapsed_s and rate_rps
-// always present, and cancelled, skipped, output, records, failure_reasons, known_rate_rps, known_quota,
+// always present, and cancelled, skipped, output, records, failure_reasons, learned_rate_rps (the pace the
+// learner ended at, not a measure of the server), known_rate_rps, known_quota,
 // known_counter, paced_rate_rps, server_limit_rps, physical_limit_s, server_requests, server_throttled and shared
 // (-shared: processes, peak_processes, pace_rps, redis_reservations, local_reservations, lost_slots, redis_errors,
 // last_error) when they apply. A progress bar is drawn on stderr when stderr is a terminal, and never otherwise: the
-// requests done, the rate, the elapsed time and the ETA, and the throttled answers so far.
+// requests done, the rate, the elapsed time and the ETA, and the throttled answers so far. Without -v, the first
+// retry after a transport error (a connection refused, a reset, a timeout) is said on stderr once, with the error:
+// a URL nothing answers is retried with backoff up to -attempts times, minutes in all, and would look like a hang.
 //
 // # Exit status and signals
 //

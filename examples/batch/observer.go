@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -10,11 +12,15 @@ import (
 	"github.com/steadyhttp/steady/retry"
 )
 
-// counter is the client.Observer that counts the retries the stack made, and notes each request's
-// attempts in its track. It is safe for concurrent use.
+// counter is the client.Observer that counts the retries the stack made, notes each request's
+// attempts in its track, and, when say is set, says the first retry after a transport error: a URL
+// nothing answers, retried with backoff in silence, looks like a hang. It is safe for concurrent
+// use.
 type counter struct {
 	client.NopObserver
 	retries atomic.Int64
+	say     func(string) // nil: silent (-v logs every retry instead)
+	said    sync.Once
 }
 
 // Attempt notes the attempt's number in the request's track.
@@ -24,8 +30,15 @@ func (c *counter) Attempt(req *http.Request, attempt int) {
 	}
 }
 
-// Retry counts the retry.
-func (c *counter) Retry(*http.Request, int, retry.Reason, time.Duration) { c.retries.Add(1) }
+// Retry counts the retry, and says the first one after a transport error.
+func (c *counter) Retry(_ *http.Request, attempt int, reason retry.Reason, wait time.Duration) {
+	c.retries.Add(1)
+	if reason.Err != nil && c.say != nil {
+		c.said.Do(func() {
+			c.say(fmt.Sprintf("batch: retrying after %v (attempt %d; said once, -v says each)", reason.Err, attempt))
+		})
+	}
+}
 
 // track is one logical request's state for the observer, carried in the request's context (the
 // retry layer's clones share it).

@@ -61,6 +61,9 @@ func (s session) run(ctx context.Context, args []string) int {
 	defer base.CloseIdleConnections()
 	throttled := &throttleCounter{next: base}
 	obs := &counter{}
+	if !cfg.verbose {
+		obs.say = func(line string) { fmt.Fprintln(stderr, line) }
+	}
 	opts := clientOptions(cfg, throttled, obs)
 	var debug *slog.Logger // -v: the learners' transitions, local or shared
 	if cfg.verbose {

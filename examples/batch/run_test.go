@@ -256,6 +256,23 @@ func TestConnectionRefusedIsReported(t *testing.T) {
 	assert.Equal(t, int64(5), s.Retries)
 }
 
+// TestFirstTransportRetryIsSaid: a URL nothing answers (a typo, a server not started) retried in
+// silence looks like a hang (20 attempts with backoff: minutes). The first retry after a transport
+// error is said on stderr once, with the error; -v says each.
+func TestFirstTransportRetryIsSaid(t *testing.T) {
+	srv := testserver.NewT(t)
+	url := srv.URL()
+	require.NoError(t, srv.Close()) // nothing listens there any more
+	code, _, errOut := runBatch(t, t.Context(), "-url", url, "-n", "5", "-c", "2", "-attempts", "3", "-max-delay", "1ms", "-json")
+	assert.Equal(t, 1, code)
+	assert.Equal(t, 1, strings.Count(errOut, "retrying after"), "once, however many retries: %q", errOut)
+	assert.Contains(t, errOut, "connection refused")
+
+	code, _, errOut = runBatch(t, t.Context(), append([]string{"-n", "20", "-c", "4", "-json"}, fastServer...)...)
+	assert.Equal(t, 0, code)
+	assert.NotContains(t, errOut, "retrying after", "nothing failed: nothing to say")
+}
+
 func TestCancelledRunCountsUnfinished(t *testing.T) {
 	t.Run("before it starts", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
