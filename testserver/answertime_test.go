@@ -4,15 +4,19 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/steadyhttp/steady/testserver/algorithm"
 )
 
-// serveAt answers one request through l's middleware; between the decision and the answer (in the
-// request hook) the clock moves by lag, as a store's round trip or a wait for the key's lock does.
-func serveAt(t *testing.T, l *Limiter, clock *fakeClock, lag *time.Duration) *httptest.ResponseRecorder {
+// serveAt answers one request through l's middleware, whose request hook (between the decision and
+// the answer) moves the clock by *lag, as a store's round trip or a wait for the key's lock does;
+// *lag is then reset to zero.
+func serveAt(t *testing.T, l *Limiter, _ *fakeClock, lag *time.Duration) *httptest.ResponseRecorder {
 	t.Helper()
 	w := httptest.NewRecorder()
 	l.Middleware(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {})).ServeHTTP(w, req(http.MethodGet, "/x", "192.0.2.1:1000"))
@@ -60,8 +64,60 @@ func TestAnswerMeasuresFromItsOwnInstant(t *testing.T) {
 		assert.Equal(t, "1", w.Header().Get("Retry-After"), "0.9 s remain when the answer leaves")
 	})
 
+	t.Run("a lag longer than the wait", func(t *testing.T) {
+		clock := newFakeClock()
+		l := mustLimiter([]Rule{{Name: "api", Algorithm: "token-bucket", Limit: 2, Window: 3 * time.Second, Burst: 1}},
+			WithClock(clock.Now), hook(clock))
+		require.Equal(t, http.StatusOK, serveAt(t, l, clock, &lag).Code)
+		lag = 2 * time.Second // the token came back 0.5 s before the answer left
+		w := serveAt(t, l, clock, &lag)
+		require.Equal(t, http.StatusTooManyRequests, w.Code)
+		assert.Equal(t, "1", w.Header().Get("Retry-After"), "a denial names a wait")
+		assert.Equal(t, `"api";r=0;t=0`, w.Header().Get("RateLimit"))
+	})
+
+	t.Run("a store that decides at its own clock", func(t *testing.T) {
+		clock := newFakeClock()
+		mem, err := NewMemoryStore(0)
+		require.NoError(t, err)
+		l := mustLimiter([]Rule{{Name: "api", Algorithm: "token-bucket", Limit: 2, Window: 3 * time.Second, Burst: 1}},
+			WithClock(clock.Now), hook(clock), WithStore(ownClockStore{mem}))
+		require.Equal(t, http.StatusOK, serveAt(t, l, clock, &lag).Code)
+		lag = 600 * time.Millisecond
+		w := serveAt(t, l, clock, &lag)
+		require.Equal(t, http.StatusTooManyRequests, w.Code)
+		assert.Equal(t, "2", w.Header().Get("Retry-After"), "its waits are measured from its own decision: left as they are")
+	})
+
+	t.Run("a shaped request is held until its slot", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			l := mustLimiter([]Rule{{Name: "api", Algorithm: "leaky-bucket", Limit: 10, Window: time.Second, Shape: true}},
+				WithRequestHook(func(time.Time, *http.Request, Result) { time.Sleep(lag) }))
+			require.Equal(t, http.StatusOK, serveAt(t, l, nil, &lag).Code)
+			// The second request's slot is 100 ms after the first; its decision's answer is
+			// written 30 ms after the decision, and it is served at its slot, not 30 ms later.
+			start := time.Now()
+			lag = 30 * time.Millisecond
+			require.Equal(t, http.StatusOK, serveAt(t, l, nil, &lag).Code)
+			assert.Equal(t, 100*time.Millisecond, time.Since(start))
+		})
+	})
+
+	t.Run("a GitHub-style denial names the window's end", func(t *testing.T) {
+		for _, d := range []time.Duration{0, 1700 * time.Millisecond} {
+			clock := newFakeClock()
+			l := mustLimiter([]Rule{{Name: "api", Algorithm: "fixed-window", Limit: 1, Window: time.Minute}},
+				WithClock(clock.Now), WithDialect("github"), hook(clock))
+			require.Equal(t, http.StatusOK, serveAt(t, l, clock, &lag).Code)
+			lag = d
+			w := serveAt(t, l, clock, &lag)
+			require.Equal(t, http.StatusForbidden, w.Code)
+			assert.Equal(t, "1700000040", w.Header().Get("X-RateLimit-Reset"), "lag %v", d)
+		}
+	})
+
 	t.Run("an epoch reset names the same instant", func(t *testing.T) {
-		for _, d := range []time.Duration{0, 700 * time.Millisecond} {
+		for _, d := range []time.Duration{0, 1700 * time.Millisecond} {
 			clock := newFakeClock()
 			l := mustLimiter([]Rule{{Name: "api", Algorithm: "fixed-window", Limit: 5, Window: time.Minute}},
 				WithClock(clock.Now), WithDialect("github"), hook(clock))
@@ -72,4 +128,26 @@ func TestAnswerMeasuresFromItsOwnInstant(t *testing.T) {
 			assert.Equal(t, "1700000040", w.Header().Get("X-RateLimit-Reset"), "lag %v", d)
 		}
 	})
+}
+
+// ownClockStore is a memory store that says it decides at its own clock, as redisstore's default
+// does.
+type ownClockStore struct{ *MemoryStore }
+
+func (ownClockStore) DecidesOnOwnClock() bool { return true }
+
+// TestResultAge checks the arithmetic of Result.age: every wait shortened by the lag, none below
+// zero, Never left as it is, and a lag of zero or less changing nothing.
+func TestResultAge(t *testing.T) {
+	res := Result{RetryAfter: 3 * time.Second, Delay: 100 * time.Millisecond, Rules: []RuleResult{
+		{Reset: 2 * time.Second, RetryAfter: algorithm.Never, Delay: time.Second},
+	}}
+	same := res.clone()
+	same.age(0)
+	same.age(-time.Second)
+	assert.Equal(t, res, same)
+	res.age(1500 * time.Millisecond)
+	assert.Equal(t, Result{RetryAfter: 1500 * time.Millisecond, Delay: 0, Rules: []RuleResult{
+		{Reset: 500 * time.Millisecond, RetryAfter: algorithm.Never, Delay: 0},
+	}}, res)
 }

@@ -17,6 +17,9 @@ type Limiter struct {
 	store    Store
 	mem      *MemoryStore // store, when it is a MemoryStore (called without an interface)
 	ownStore bool
+	// ownClock is set when the store decides at its own clock (OwnClockStore): the middleware
+	// then does not age its decisions' waits.
+	ownClock bool
 	rules    atomic.Pointer[[]*compiledRule]
 	inFlight atomic.Int64
 	stats    *statsTable
@@ -48,6 +51,9 @@ func newLimiter(rules []Rule, cfg *config) (*Limiter, error) {
 		l.store, l.ownStore = s, true
 	}
 	l.mem, _ = l.store.(*MemoryStore)
+	if oc, ok := l.store.(OwnClockStore); ok {
+		l.ownClock = oc.DecidesOnOwnClock()
+	}
 	l.install(compiled)
 	return l, nil
 }

@@ -26,8 +26,8 @@ func Middleware(next http.Handler, rules []Rule, opts ...Option) (http.Handler, 
 // decide (a Store error), gets 503 and does not reach next. A held request keeps its slot: a
 // leaky-bucket queue cannot give a place back without reordering the requests behind it. The
 // waits an answer names (reset, Retry-After, the hold) are measured from the clock read after the
-// decision, when the answer leaves, not from the read it was decided at. The handler is safe for
-// concurrent use.
+// decision, when the answer is written (before a hold), not from the read it was decided at
+// (but see [OwnClockStore]). The handler is safe for concurrent use.
 func (l *Limiter) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		now := l.cfg.clock()
@@ -45,10 +45,13 @@ func (l *Limiter) Middleware(next http.Handler) http.Handler {
 		if l.cfg.hook != nil {
 			l.cfg.hook(now, r, res.clone())
 		}
-		// The answer names its waits from the moment it leaves (see Result.age): one clock read
-		// more per request, against a reset a whole second late in whole-second headers.
+		// The answer names its waits from the moment it is written (see Result.age): one clock
+		// read more per request, against a reset a whole second late in whole-second headers. A
+		// store deciding at its own clock measured them from then (OwnClockStore).
 		sent := l.cfg.clock()
-		res.age(sent.Sub(now))
+		if !l.ownClock {
+			res.age(sent.Sub(now))
+		}
 		if !res.Allowed {
 			l.writeDenied(w, &res, sent)
 			return

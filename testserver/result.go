@@ -65,7 +65,8 @@ type RuleResult struct {
 // or the wait for the key's lock, and a caller that read the clock before another caller's
 // decision was committed is decided at that later time: its waits, measured from its own read,
 // would name a reset beyond the window. The time now is at least that later time, so a wait aged
-// this way is never shorter than the real one. lag <= 0 changes nothing.
+// this way is never shorter than the real one, where the store decided at the now it was given
+// (not so for an OwnClockStore's). lag <= 0 changes nothing.
 func (res *Result) age(lag time.Duration) {
 	if lag <= 0 {
 		return

@@ -26,6 +26,19 @@ type Store interface {
 	Close() error
 }
 
+// OwnClockStore is a Store that may decide at a clock of its own rather than at the now passed
+// to Apply (redisstore's default reads Redis's clock in its script, so that instances whose clocks
+// disagree decide alike): the waits of such a decision are measured from the moment the store
+// decided, which the caller does not know. [Limiter.Middleware] measures an answer's waits from
+// when it is written by shortening a decision's waits by the time since its now; it leaves those
+// of a store that DecidesOnOwnClock as they are (long by the trip back from the store, the safe
+// side).
+type OwnClockStore interface {
+	Store
+	// DecidesOnOwnClock reports whether Apply decides at the store's own clock.
+	DecidesOnOwnClock() bool
+}
+
 // StoreCheck is one limit one request must pass.
 type StoreCheck struct {
 	// Rule is the rule's name, for eviction counts.

@@ -218,3 +218,16 @@ func TestApplyRefuses(t *testing.T) {
 		t.Errorf("Ping after Close: %v", err)
 	}
 }
+
+// TestDecidesOnOwnClock: by default the script decides at Redis's clock, so the testserver
+// middleware must leave its waits as they are (testserver.OwnClockStore); with WithCallerClock it
+// decides at the caller's now, and they are aged like the memory store's.
+func TestDecidesOnOwnClock(t *testing.T) {
+	srv := startRedis(t)
+	if s := openStore(t, srv.URL()); !s.DecidesOnOwnClock() {
+		t.Error("default: DecidesOnOwnClock = false, want true (Redis's clock)")
+	}
+	if s := openStore(t, srv.URL(), WithCallerClock()); s.DecidesOnOwnClock() {
+		t.Error("WithCallerClock: DecidesOnOwnClock = true, want false")
+	}
+}

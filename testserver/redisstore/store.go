@@ -535,6 +535,13 @@ func (s *Store) call(ctx context.Context, f func(context.Context) (any, error)) 
 	}
 }
 
+// DecidesOnOwnClock reports whether Apply decides at Redis's clock (the default) rather than at
+// the now it is given (WithCallerClock): testserver.OwnClockStore, so that the middleware leaves
+// the waits it returns as they are. It is safe for concurrent use.
+func (s *Store) DecidesOnOwnClock() bool { return !s.cfg.callerClock }
+
+var _ testserver.OwnClockStore = (*Store)(nil)
+
 // Stats implements testserver.Store. Its size and evictions are the Fallback policy's local
 // store's: Redis's keys are not counted (they expire on their own once idle; ask Redis with
 // SCAN), and Redis expiry is not an eviction. Shared reports the store's Counters.
