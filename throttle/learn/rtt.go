@@ -11,9 +11,10 @@ type rtt struct {
 	late  int64
 	min   int64
 	minAt int64
-	// spread is the largest queueing a round trip showed lately (its excess over min, kept as
-	// long as min is, from spreadAt): a bound on how much two requests' trips differ that a rare
-	// long trip sets, where the smoothed deviation forgets it within a few answers.
+	// spread is the largest queueing a round trip showed lately: its excess over min when it was
+	// measured, kept minRTTWindow from spreadAt, its last refresh, and then replaced by the
+	// newest excess (as min is). A bound on how much two requests' trips differ that a rare long
+	// trip sets, where the smoothed deviation forgets it within a few answers.
 	spread   int64
 	spreadAt int64
 	seen     bool
@@ -52,14 +53,15 @@ func (r *rtt) addLate(d int64) { r.late += (max(d, 0) - r.late) / 4 }
 func (r *rtt) margin(k float64) int64 { return int64(k * float64(r.rttvar+r.late)) }
 
 // windowSlack is how much longer than its window w a window of sends is kept (see plan): the
-// jitter margin, or the largest queueing seen lately if that is more, up to a tenth of w. A
+// jitter margin, or the largest queueing seen lately if that is more, up to a twentieth of w. A
 // request whose trip is shorter by more than the slack than that of the request a window before
 // it reaches a sliding log inside the window and is refused, and the refusal costs its
 // Retry-After, a whole window's sends at a window of a second; the slack costs its length once
-// per window. A rare long trip (a loaded host's) is what the smoothed deviation forgets, so the
-// largest one is kept, as far as the 1.10x goal's tenth of the window allows (a trip seen 30 ms
-// long costs 3 % at one second, and a throttle there costs 100 %).
-func (r *rtt) windowSlack(k float64, w int64) int64 { return max(r.margin(k), min(r.spread, w/10)) }
+// per window, wherever the lane applies (a bucket or a window read as refilling too). A rare long
+// trip (a loaded host's) is what the smoothed deviation forgets, so the largest one is kept, up to
+// half the 1.10x goal's tenth of the window: the other half is the start's and the trips' (with a
+// tenth, trips 80 ms long took a fixed window of a second from 1.04x to 1.10x).
+func (r *rtt) windowSlack(k float64, w int64) int64 { return max(r.margin(k), min(r.spread, w/20)) }
 
 // oneWay is half the smallest round trip: how long a request takes to reach the server.
 func (r *rtt) oneWay() int64 { return r.min / 2 }
