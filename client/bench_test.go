@@ -114,7 +114,9 @@ func BenchmarkOverhead(b *testing.B) {
 // in-memory transport with one request reused, without http.Client and without building a request
 // per call, so that little but the stack's own work is left beside the bare transport's. It is
 // BenchmarkOverhead's steady GET less the client's share; the resp=quota cases answer with an
-// ample X-RateLimit-* quota, which the default stack reads on every response. Run it with -cpu 1
+// ample X-RateLimit-* quota, which the default stack reads on every response. go-retryablehttp's
+// stack is there as its users install it as a RoundTripper (retryablehttp.RoundTripper, defaults,
+// logger off), which goes through an http.Client of its own: its design's cost. Run it with -cpu 1
 // on a shared machine (the garbage collector then takes its CPU time on the benchmark's own thread):
 //
 //	go test -run '^$' -bench TransportOverhead -benchmem -cpu 1 -count 10 ./client > new.txt
@@ -131,13 +133,23 @@ func BenchmarkTransportOverhead(b *testing.B) {
 		{"impl=bare", memoryTransport{}},
 		{"impl=steady", NewTransport(memoryTransport{})},
 		{"impl=steady-nopace", NewTransport(memoryTransport{}, WithoutPace())},
+		{"impl=retryablehttp", retryableTransport(memoryTransport{})},
 		{"impl=bare/resp=quota", memoryTransport{quota: true}},
 		{"impl=steady/resp=quota", NewTransport(memoryTransport{quota: true})},
+		{"impl=retryablehttp/resp=quota", retryableTransport(memoryTransport{quota: true})},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			loopRoundTrips(b, func() (*http.Response, error) { return c.rt.RoundTrip(req) })
 		})
 	}
+}
+
+// retryableTransport is go-retryablehttp's RoundTripper over base, with its defaults and no logger.
+func retryableTransport(base http.RoundTripper) http.RoundTripper {
+	rc := retryablehttp.NewClient()
+	rc.Logger = nil
+	rc.HTTPClient = &http.Client{Transport: base}
+	return &retryablehttp.RoundTripper{Client: rc}
 }
 
 // loopRoundTrips runs send for the benchmark's loop, draining and closing each response, and
