@@ -17,16 +17,25 @@ type Dialect interface {
 	Read(resp *http.Response, now time.Time) (Reading, bool)
 }
 
+// builtin is a built-in dialect. readTo is its Read with the quotas appended to quotas, an empty
+// slice: the caller's storage (see [Reader.ReadTo]), so that a reader of every response allocates
+// nothing for them.
+type builtin interface {
+	Dialect
+	readTo(resp *http.Response, now time.Time, quotas []Quota) (Reading, bool)
+}
+
 // forcer is implemented by the built-in dialects that read more when [ForHost] tells them the
-// host speaks their dialect: GitHub then reads 403 bodies even without a GitHub header.
+// host speaks their dialect: GitHub then reads 403 bodies even without a GitHub header. Like
+// readTo, readForcedTo appends its quotas to quotas.
 type forcer interface {
-	readForced(resp *http.Response, now time.Time) Reading
+	readForcedTo(resp *http.Response, now time.Time, quotas []Quota) Reading
 }
 
 // builtins are the built-in dialects in recognition order: the vendors, whose header sets are
 // their own, first; then the IETF fields; then X-Rate-Limit-* (X's spelling), then the generic
 // X-RateLimit-*. The first dialect that recognises a response reads it alone.
-var builtins = [...]Dialect{
+var builtins = [...]builtin{
 	gitHub{},
 	anthropic{},
 	openAI{},
@@ -44,7 +53,9 @@ var builtins = [...]Dialect{
 // openai, shopify, discord, salesforce, azure, stripe, ietf, twitter, x-ratelimit.
 func Builtins() []Dialect {
 	out := make([]Dialect, len(builtins))
-	copy(out, builtins[:])
+	for i, d := range builtins {
+		out[i] = d
+	}
 	return out
 }
 
@@ -79,6 +90,10 @@ var defaultReader = &Reader{throttle: []int{http.StatusTooManyRequests}}
 // permission error, and resp.Body is then a reader over what was read followed by the rest (closing
 // it closes the original body), so the caller reads the body unchanged.
 func Read(resp *http.Response, now time.Time) Reading { return defaultReader.Read(resp, now) }
+
+// ReadTo is [Read] into *dst, which it overwrites, storing the quotas in dst.Quotas's array
+// (from its start, as far as its capacity goes; beyond it, in a new one): see [Reader.ReadTo].
+func ReadTo(dst *Reading, resp *http.Response, now time.Time) { defaultReader.ReadTo(dst, resp, now) }
 
 // finish completes a reading with the fields every API means the same way: the explicit wait when
 // the dialect gave none, and Throttled for the statuses in throttle.

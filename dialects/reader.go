@@ -145,11 +145,24 @@ func (r *Reader) forced(resp *http.Response) Dialect {
 // recognises it, else with the first built-in that does (see [Read] for the completion, the body
 // and concurrency). A nil resp reads as the zero Reading.
 func (r *Reader) Read(resp *http.Response, now time.Time) Reading {
+	var rd Reading
+	r.ReadTo(&rd, resp, now)
+	return rd
+}
+
+// ReadTo is [Reader.Read] into *dst, which it overwrites. The quotas a built-in dialect reads are
+// stored in dst.Quotas's array, from its start, as far as its capacity goes (beyond it, in a new
+// one); a user dialect's are the slice it returned. A caller that reads every response (a learner)
+// passes the same array each time, and allocates nothing for the quotas once it holds as many as
+// a response declares. dst must not be shared with another goroutine during the call, nor its
+// array read by one afterwards while it may be passed again.
+func (r *Reader) ReadTo(dst *Reading, resp *http.Response, now time.Time) {
+	quotas := dst.Quotas[:0]
+	*dst = Reading{Quotas: quotas}
 	if resp == nil {
-		return Reading{}
+		return
 	}
 	var (
-		rd Reading
 		ok bool
 		d  Dialect
 	)
@@ -160,18 +173,21 @@ func (r *Reader) Read(resp *http.Response, now time.Time) Reading {
 		if len(r.user) == 0 && resp.StatusCode < 400 && !carries {
 			// The common answer: a success with no header any built-in reads. Nothing to ask
 			// the dialects; a throttle status list is for refusals.
-			return Reading{}
+			return
 		}
 	}
 	if d != nil {
-		if f, isForcer := d.(forcer); isForcer {
-			rd, ok = f.readForced(resp, now), true
-		} else {
-			rd, ok = d.Read(resp, now)
+		switch f := d.(type) {
+		case forcer:
+			*dst, ok = f.readForcedTo(resp, now, quotas), true
+		case builtin:
+			*dst, ok = f.readTo(resp, now, quotas)
+		default:
+			*dst, ok = d.Read(resp, now)
 		}
 	} else {
 		for _, u := range r.user {
-			if rd, ok = u.Read(resp, now); ok {
+			if *dst, ok = u.Read(resp, now); ok {
 				d = u
 				break
 			}
@@ -181,7 +197,7 @@ func (r *Reader) Read(resp *http.Response, now time.Time) Reading {
 				if builtinFamilies[i]&fams == 0 {
 					continue // cannot recognise it: none of its fields is there
 				}
-				if rd, ok = b.Read(resp, now); ok {
+				if *dst, ok = b.readTo(resp, now, quotas); ok {
 					d = b
 					break
 				}
@@ -189,12 +205,11 @@ func (r *Reader) Read(resp *http.Response, now time.Time) Reading {
 		}
 	}
 	if !ok {
-		rd = Reading{}
-	} else if rd.Dialect == "" {
-		rd.Dialect = d.Name()
+		*dst = Reading{Quotas: quotas}
+	} else if dst.Dialect == "" {
+		dst.Dialect = d.Name()
 	}
-	finish(resp, now, &rd, r.throttle)
-	return rd
+	finish(resp, now, dst, r.throttle)
 }
 
 // limitField reports whether a field named k may be one a built-in dialect reads or recognises a

@@ -165,3 +165,49 @@ func carriesLimits(h http.Header) bool {
 	}
 	return false
 }
+
+// ReadTo reads as Read does, storing a built-in dialect's quotas in the array it is given (without
+// allocating for them); a user dialect's quotas are the slice it returned, and the array is not
+// written.
+func TestReadTo(t *testing.T) {
+	now := time.Unix(1_800_000_000, 0)
+	for _, tt := range []struct {
+		hdrs    []string
+		noAlloc bool // nothing but the quotas would allocate
+	}{
+		{[]string{"X-RateLimit-Limit", "100", "X-RateLimit-Remaining", "7", "X-RateLimit-Reset", "30"}, true},
+		{[]string{"X-RateLimit-Limit-Requests", "10", "X-RateLimit-Limit-Tokens", "1000", "X-RateLimit-Remaining-Tokens", "0"}, true},
+		{[]string{"RateLimit-Policy", `"a";q=10;w=60, "b";q=100;w=3600`, "RateLimit", `"a";r=3;t=5, "b";r=50;t=100`}, false},
+		{[]string{"Content-Type", "application/json"}, true},
+		{[]string{"Retry-After", "3"}, true},
+	} {
+		resp := response(429, "", tt.hdrs...)
+		want := Read(resp, now)
+		var buf [4]Quota
+		dst := Reading{Dialect: "stale", Throttled: true, Quotas: buf[:1]}
+		ReadTo(&dst, resp, now)
+		if len(want.Quotas) == 0 {
+			assert.Empty(t, dst.Quotas, "%v", tt.hdrs)
+			dst.Quotas = nil
+		} else {
+			assert.Same(t, &buf[0], &dst.Quotas[0], "%v: the quotas are in the array given", tt.hdrs)
+		}
+		assert.Equal(t, want, dst, "%v", tt.hdrs)
+		if tt.noAlloc {
+			allocs := testing.AllocsPerRun(100, func() {
+				dst.Quotas = buf[:0]
+				ReadTo(&dst, resp, now)
+			})
+			assert.Zero(t, allocs, "%v", tt.hdrs)
+		}
+	}
+
+	r, err := NewReader(WithDialect(upper{}))
+	require.NoError(t, err)
+	resp := response(200, "", "X-Upper-Remaining", "3")
+	buf := []Quota{{Name: "mine"}}
+	dst := Reading{Quotas: buf[:0]}
+	r.ReadTo(&dst, resp, now)
+	assert.Equal(t, r.Read(resp, now), dst)
+	assert.Equal(t, "mine", buf[0].Name, "a user dialect's reading leaves the array as it was")
+}

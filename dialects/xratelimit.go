@@ -33,6 +33,11 @@ func (xRateLimit) Name() string { return "x-ratelimit" }
 
 // Read reads the triple; ok is false when no member of it (in either spelling) is present.
 func (xRateLimit) Read(resp *http.Response, now time.Time) (Reading, bool) {
+	return xRateLimit{}.readTo(resp, now, nil)
+}
+
+// readTo is Read with its quotas appended to quotas (see builtin).
+func (xRateLimit) readTo(resp *http.Response, now time.Time, quotas []Quota) (Reading, bool) {
 	h := resp.Header
 	q, ok := tripleQuota(h, &xRateLimitKeys, now)
 	if !ok {
@@ -41,7 +46,7 @@ func (xRateLimit) Read(resp *http.Response, now time.Time) (Reading, bool) {
 	if !ok {
 		return Reading{}, false
 	}
-	r := Reading{Dialect: "x-ratelimit", Quotas: []Quota{q}}
+	r := Reading{Dialect: "x-ratelimit", Quotas: append(quotas, q)}
 	if d, ok := parseSecondsValue(get(h, "X-Ratelimit-Retry-After")); ok {
 		if _, _, explicit := retryAfter(h, now); !explicit {
 			r.RetryAfter, r.HasRetryAfter = d, true

@@ -63,13 +63,16 @@ func (s *Signal) headers() bool { return s.Limit > 0 || s.HasRemaining }
 // refused for it.
 func readSignal(sent, answered int64, now time.Time, resp *http.Response, err error, statuses []int, rd *dialects.Reader) Signal {
 	var s Signal
-	s.read(sent, answered, now, resp, err, statuses, rd)
+	var r dialects.Reading
+	s.read(sent, answered, now, resp, err, statuses, rd, &r)
 	return s
 }
 
 // read is readSignal into s, in place (the learner's signal is read on every answer: a Signal
-// returned by value is copied once more).
-func (s *Signal) read(sent, answered int64, now time.Time, resp *http.Response, err error, statuses []int, rd *dialects.Reader) {
+// returned by value is copied once more), reading the response into r, whose Quotas's array holds
+// the quotas it declares (dialects.ReadTo): the learner's own, so that an answer that declares a
+// quota allocates nothing for it.
+func (s *Signal) read(sent, answered int64, now time.Time, resp *http.Response, err error, statuses []int, rd *dialects.Reader, r *dialects.Reading) {
 	*s = Signal{Sent: sent, Answered: answered}
 	if err != nil || resp == nil {
 		s.Failed = true
@@ -80,11 +83,10 @@ func (s *Signal) read(sent, answered int64, now time.Time, resp *http.Response, 
 			s.Throttled = true
 		}
 	}
-	var r dialects.Reading
 	if rd != nil {
-		r = rd.Read(resp, now)
+		rd.ReadTo(r, resp, now)
 	} else {
-		r = dialects.Read(resp, now)
+		dialects.ReadTo(r, resp, now)
 	}
 	s.Throttled = s.Throttled || r.Throttled
 	if resp.StatusCode >= 400 {
@@ -105,7 +107,7 @@ func (s *Signal) read(sent, answered int64, now time.Time, resp *http.Response, 
 		s.Reset, s.HasReset = int64(q.Reset), q.HasReset
 		s.ResetGrain = int64(q.ResetGrain)
 	}
-	if q, ok := unitsOf(r); ok {
+	if q, ok := unitsOf(*r); ok {
 		s.UnitLimit, s.UnitWindow, s.UnitContinuous = q.Limit, int64(q.Window), q.Continuous
 		s.UnitRemaining, s.HasUnitRemaining = max(q.Remaining, 0), q.HasRemaining
 	}
