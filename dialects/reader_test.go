@@ -121,6 +121,52 @@ func TestCredentialKey(t *testing.T) {
 	assert.Equal(t, "", Keyer{}.Key(nil))
 }
 
+// TestKeyerFunc: the remembering key function gives Key's key for every request (hosts, letter
+// cases, credentials, headers, salt, several values, a changed credential), and a credential seen
+// last costs no allocation; its salt is its own copy.
+func TestKeyerFunc(t *testing.T) {
+	req := func(url string, hdrs ...string) *http.Request {
+		r, err := http.NewRequest(http.MethodGet, url, nil)
+		require.NoError(t, err)
+		for i := 0; i+1 < len(hdrs); i += 2 {
+			r.Header.Add(hdrs[i], hdrs[i+1])
+		}
+		return r
+	}
+	reqs := []*http.Request{
+		req("https://API.github.com/user", "Authorization", "Bearer a"),
+		req("https://API.github.com/user", "Authorization", "Bearer a"),
+		req("https://api.github.com/user", "Authorization", "Bearer a"),
+		req("https://api.github.com/user", "Authorization", "Bearer b"),
+		req("https://api.github.com:8443/user", "Authorization", "Bearer b"),
+		req("https://api.github.com/user"),
+		req("https://api.github.com/user", "Authorization", ""),
+		req("https://api.github.com/user", "Authorization", "Bearer b", "Authorization", "Bearer c"),
+		req("https://api.github.com/user", "X-Api-Key", "sk-1"),
+		req("https://api.github.com/user", "X-Api-Key", "sk-2"),
+		req("https://api.github.com/user", "Authorization", "Bearer b"),
+	}
+	salt := []byte("process-secret")
+	for _, k := range []Keyer{{}, {Header: "X-Api-Key"}, {Salt: salt}} {
+		want := make([]string, len(reqs))
+		for i, r := range reqs {
+			want[i] = k.Key(r)
+		}
+		f := k.Func()
+		salt[0] = 'P' // f keys with the salt as it was
+		for i, r := range reqs {
+			assert.Equal(t, want[i], f(r), "%+v, request %d", k, i)
+			assert.Equal(t, want[i], f(r), "%+v, request %d again", k, i)
+		}
+		salt[0] = 'p'
+		assert.Equal(t, "", f(nil))
+	}
+	f := Keyer{}.Func()
+	r := reqs[0]
+	f(r)
+	assert.Zero(t, testing.AllocsPerRun(100, func() { f(r) }), "the credential seen last")
+}
+
 // TestCarriesLimitsSeesEveryBuiltinField: the fast path that skips a success's headers never
 // skips a field a built-in dialect reads, in canonical or any other letter case.
 func TestCarriesLimitsSeesEveryBuiltinField(t *testing.T) {
