@@ -49,10 +49,10 @@ const anthropicWindow = time.Minute
 
 // Read reads the Anthropic families; ok is false when none is present.
 func (anthropic) Read(resp *http.Response, now time.Time) (Reading, bool) {
-	return anthropic{}.readTo(resp, now, nil)
+	return readBuiltin(anthropic{}, resp, now)
 }
 
-// readTo is Read with its quotas appended to quotas (see builtin).
+// readTo is Read with its quotas appended to quotas, not finished (see builtin).
 func (anthropic) readTo(resp *http.Response, now time.Time, quotas []Quota) (Reading, bool) {
 	h := resp.Header
 	r := Reading{Dialect: "anthropic", Quotas: quotas}
@@ -74,6 +74,5 @@ func (anthropic) readTo(resp *http.Response, now time.Time, quotas []Quota) (Rea
 	if len(r.Quotas) == 0 {
 		return Reading{}, false
 	}
-	finish(resp, now, &r, throttle429)
 	return r, true
 }

@@ -34,10 +34,10 @@ const azureRemainingPrefix = "X-Ms-Ratelimit-Remaining-"
 
 // Read reads the Azure headers; ok is false without any.
 func (azure) Read(resp *http.Response, now time.Time) (Reading, bool) {
-	return azure{}.readTo(resp, now, nil)
+	return readBuiltin(azure{}, resp, now)
 }
 
-// readTo is Read with its quotas appended to quotas (see builtin).
+// readTo is Read with its quotas appended to quotas, not finished (see builtin).
 func (azure) readTo(resp *http.Response, now time.Time, quotas []Quota) (Reading, bool) {
 	h := resp.Header
 	var names []string
@@ -56,6 +56,5 @@ func (azure) readTo(resp *http.Response, now time.Time, quotas []Quota) (Reading
 			r.Quotas = append(r.Quotas, Quota{Name: strings.ToLower(k[len(azureRemainingPrefix):]), Remaining: n, HasRemaining: true})
 		}
 	}
-	finish(resp, now, &r, throttle429)
 	return r, true
 }

@@ -19,15 +19,26 @@ type Dialect interface {
 
 // builtin is a built-in dialect. readTo is its Read with the quotas appended to quotas, an empty
 // slice: the caller's storage (see [Reader.ReadTo]), so that a reader of every response allocates
-// nothing for them.
+// nothing for them. Its reading is not finished: the caller completes it once (readBuiltin, or
+// Reader.ReadTo with its own throttle statuses), so the fields every API shares are looked up once.
 type builtin interface {
 	Dialect
 	readTo(resp *http.Response, now time.Time, quotas []Quota) (Reading, bool)
 }
 
+// readBuiltin is a built-in's Read: its readTo, finished with a 429 as the throttle status.
+func readBuiltin(d builtin, resp *http.Response, now time.Time) (Reading, bool) {
+	r, ok := d.readTo(resp, now, nil)
+	if !ok {
+		return Reading{}, false
+	}
+	finish(resp, now, &r, throttle429)
+	return r, true
+}
+
 // forcer is implemented by the built-in dialects that read more when [ForHost] tells them the
 // host speaks their dialect: GitHub then reads 403 bodies even without a GitHub header. Like
-// readTo, readForcedTo appends its quotas to quotas.
+// readTo, readForcedTo appends its quotas to quotas and does not finish its reading.
 type forcer interface {
 	readForcedTo(resp *http.Response, now time.Time, quotas []Quota) Reading
 }
@@ -101,6 +112,11 @@ func finish(resp *http.Response, now time.Time, r *Reading, throttle []int) {
 	if !r.HasRetryAfter {
 		r.RetryAfter, r.RetryAfterGrain, r.HasRetryAfter = retryAfter(resp.Header, now)
 	}
+	markThrottled(resp, r, throttle)
+}
+
+// markThrottled sets Throttled for the statuses in throttle.
+func markThrottled(resp *http.Response, r *Reading, throttle []int) {
 	if !r.Throttled {
 		for _, s := range throttle {
 			if resp.StatusCode == s {

@@ -40,10 +40,10 @@ func (discord) Name() string { return "discord" }
 
 // Read reads the Discord headers; ok is false without any of the four that are Discord's own.
 func (discord) Read(resp *http.Response, now time.Time) (Reading, bool) {
-	return discord{}.readTo(resp, now, nil)
+	return readBuiltin(discord{}, resp, now)
 }
 
-// readTo is Read with its quotas appended to quotas (see builtin).
+// readTo is Read with its quotas appended to quotas, not finished (see builtin).
 func (discord) readTo(resp *http.Response, now time.Time, quotas []Quota) (Reading, bool) {
 	h := resp.Header
 	bucket, after := get(h, "X-Ratelimit-Bucket"), get(h, "X-Ratelimit-Reset-After")
@@ -71,6 +71,5 @@ func (discord) readTo(resp *http.Response, now time.Time, quotas []Quota) (Readi
 		}
 		r.RetryAfter, r.RetryAfterGrain, r.HasRetryAfter = ra, grain, ok
 	}
-	finish(resp, now, &r, throttle429)
 	return r, true
 }

@@ -54,10 +54,10 @@ func (gitHub) Name() string { return "github" }
 
 // Read reads a GitHub response; ok is false without any GitHub header.
 func (g gitHub) Read(resp *http.Response, now time.Time) (Reading, bool) {
-	return g.readTo(resp, now, nil)
+	return readBuiltin(g, resp, now)
 }
 
-// readTo is Read with its quotas appended to quotas (see builtin).
+// readTo is Read with its quotas appended to quotas, not finished (see builtin).
 func (g gitHub) readTo(resp *http.Response, now time.Time, quotas []Quota) (Reading, bool) {
 	h := resp.Header
 	if !has(h, "X-Ratelimit-Resource") && !has(h, "X-Github-Request-Id") && !has(h, "X-Github-Media-Type") {
@@ -66,8 +66,8 @@ func (g gitHub) readTo(resp *http.Response, now time.Time, quotas []Quota) (Read
 	return g.readForcedTo(resp, now, quotas), true
 }
 
-// readForcedTo reads resp as GitHub's, whatever its headers, its quota appended to quotas (see
-// forcer).
+// readForcedTo reads resp as GitHub's, whatever its headers, its quota appended to quotas, not
+// finished (see forcer).
 func (gitHub) readForcedTo(resp *http.Response, now time.Time, quotas []Quota) Reading {
 	h := resp.Header
 	r := Reading{Dialect: "github", Quotas: quotas}
@@ -101,7 +101,6 @@ func (gitHub) readForcedTo(resp *http.Response, now time.Time, quotas []Quota) R
 	r.Bucket = resource
 
 	if resp.StatusCode != http.StatusForbidden && resp.StatusCode != http.StatusTooManyRequests {
-		finish(resp, now, &r, throttle429)
 		return r
 	}
 	switch ra, grain, ok := retryAfter(h, now); {

@@ -44,10 +44,10 @@ func (ietf) Name() string { return "ietf" }
 
 // Read reads the IETF fields; ok is false when none is present.
 func (ietf) Read(resp *http.Response, now time.Time) (Reading, bool) {
-	return ietf{}.readTo(resp, now, nil)
+	return readBuiltin(ietf{}, resp, now)
 }
 
-// readTo is Read with its quotas appended to quotas (see builtin).
+// readTo is Read with its quotas appended to quotas, not finished (see builtin).
 func (ietf) readTo(resp *http.Response, now time.Time, quotas []Quota) (Reading, bool) {
 	h := resp.Header
 	policies, limits := h["Ratelimit-Policy"], h["Ratelimit"]
@@ -66,7 +66,6 @@ func (ietf) readTo(resp *http.Response, now time.Time, quotas []Quota) (Reading,
 	default:
 		return Reading{}, false
 	}
-	finish(resp, now, &r, throttle429)
 	return r, true
 }
 

@@ -50,10 +50,10 @@ const openAIWindow = time.Minute
 
 // Read reads the OpenAI families; ok is false when none is present.
 func (openAI) Read(resp *http.Response, now time.Time) (Reading, bool) {
-	return openAI{}.readTo(resp, now, nil)
+	return readBuiltin(openAI{}, resp, now)
 }
 
-// readTo is Read with its quotas appended to quotas (see builtin).
+// readTo is Read with its quotas appended to quotas, not finished (see builtin).
 func (openAI) readTo(resp *http.Response, now time.Time, quotas []Quota) (Reading, bool) {
 	h := resp.Header
 	r := Reading{Dialect: "openai", Quotas: quotas}
@@ -73,6 +73,5 @@ func (openAI) readTo(resp *http.Response, now time.Time, quotas []Quota) (Readin
 	if len(r.Quotas) == 0 {
 		return Reading{}, false
 	}
-	finish(resp, now, &r, throttle429)
 	return r, true
 }

@@ -206,8 +206,15 @@ func (r *Reader) ReadTo(dst *Reading, resp *http.Response, now time.Time) {
 	}
 	if !ok {
 		*dst = Reading{Quotas: quotas}
-	} else if dst.Dialect == "" {
-		dst.Dialect = d.Name()
+	} else {
+		if dst.Dialect == "" {
+			dst.Dialect = d.Name()
+		}
+		if _, isBuiltin := d.(builtin); isBuiltin {
+			// A 429 is a throttle in every built-in dialect (their Read), whatever statuses
+			// the Reader was given.
+			markThrottled(resp, dst, throttle429)
+		}
 	}
 	finish(resp, now, dst, r.throttle)
 }

@@ -36,10 +36,10 @@ func (salesforce) Name() string { return "salesforce" }
 
 // Read reads Sforce-Limit-Info; ok is false without it.
 func (salesforce) Read(resp *http.Response, now time.Time) (Reading, bool) {
-	return salesforce{}.readTo(resp, now, nil)
+	return readBuiltin(salesforce{}, resp, now)
 }
 
-// readTo is Read with its quotas appended to quotas (see builtin).
+// readTo is Read with its quotas appended to quotas, not finished (see builtin).
 func (salesforce) readTo(resp *http.Response, now time.Time, quotas []Quota) (Reading, bool) {
 	v := get(resp.Header, "Sforce-Limit-Info")
 	if v == "" {
@@ -69,6 +69,5 @@ func (salesforce) readTo(resp *http.Response, now time.Time, quotas []Quota) (Re
 		}
 		r.Quotas = append(r.Quotas, q)
 	}
-	finish(resp, now, &r, throttle429)
 	return r, true
 }

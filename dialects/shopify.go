@@ -36,10 +36,10 @@ func (shopify) Name() string { return "shopify" }
 
 // Read reads the call-limit header; ok is false without it.
 func (shopify) Read(resp *http.Response, now time.Time) (Reading, bool) {
-	return shopify{}.readTo(resp, now, nil)
+	return readBuiltin(shopify{}, resp, now)
 }
 
-// readTo is Read with its quotas appended to quotas (see builtin).
+// readTo is Read with its quotas appended to quotas, not finished (see builtin).
 func (shopify) readTo(resp *http.Response, now time.Time, quotas []Quota) (Reading, bool) {
 	h := resp.Header
 	v := get(h, "X-Shopify-Shop-Api-Call-Limit")
@@ -74,6 +74,5 @@ func (shopify) readTo(resp *http.Response, now time.Time, quotas []Quota) (Readi
 		}
 		r.Quotas = append(r.Quotas, q)
 	}
-	finish(resp, now, &r, throttle429)
 	return r, true
 }

@@ -26,10 +26,10 @@ func (stripe) Name() string { return "stripe" }
 
 // Read reads Stripe-Should-Retry; ok is false for a response that is not Stripe's.
 func (stripe) Read(resp *http.Response, now time.Time) (Reading, bool) {
-	return stripe{}.readTo(resp, now, nil)
+	return readBuiltin(stripe{}, resp, now)
 }
 
-// readTo is Read with its quotas appended to quotas (see builtin).
+// readTo is Read with its quotas appended to quotas, not finished (see builtin).
 func (stripe) readTo(resp *http.Response, now time.Time, quotas []Quota) (Reading, bool) {
 	h := resp.Header
 	v := trimOWS(get(h, "Stripe-Should-Retry"))
@@ -43,6 +43,5 @@ func (stripe) readTo(resp *http.Response, now time.Time, quotas []Quota) (Readin
 	case strings.EqualFold(v, "false"):
 		r.Retry = RetryForbidden
 	}
-	finish(resp, now, &r, throttle429)
 	return r, true
 }

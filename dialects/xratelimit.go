@@ -33,10 +33,10 @@ func (xRateLimit) Name() string { return "x-ratelimit" }
 
 // Read reads the triple; ok is false when no member of it (in either spelling) is present.
 func (xRateLimit) Read(resp *http.Response, now time.Time) (Reading, bool) {
-	return xRateLimit{}.readTo(resp, now, nil)
+	return readBuiltin(xRateLimit{}, resp, now)
 }
 
-// readTo is Read with its quotas appended to quotas (see builtin).
+// readTo is Read with its quotas appended to quotas, not finished (see builtin).
 func (xRateLimit) readTo(resp *http.Response, now time.Time, quotas []Quota) (Reading, bool) {
 	h := resp.Header
 	q, ok := tripleQuota(h, &xRateLimitKeys, now)
@@ -52,7 +52,6 @@ func (xRateLimit) readTo(resp *http.Response, now time.Time, quotas []Quota) (Re
 			r.RetryAfter, r.HasRetryAfter = d, true
 		}
 	}
-	finish(resp, now, &r, throttle429)
 	return r, true
 }
 
