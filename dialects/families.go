@@ -27,6 +27,7 @@ const (
 	famSalesforce                    // Sforce-Limit-Info
 	famAzure                         // X-Ms-Ratelimit-Remaining-*, X-Ms-Retry-After-Ms, Retry-After-Ms
 	famStripe                        // Stripe-Should-Retry, Request-Id
+	famWait                          // Retry-After, Retry-After-Ms, X-Ms-Retry-After-Ms: the waits finish reads
 )
 
 // familyOf returns the family of one canonical field name, 0 for none.
@@ -45,15 +46,19 @@ func familyOf(k string) family {
 			return famGitHub
 		case k == "X-Shopify-Shop-Api-Call-Limit":
 			return famShopify
-		case strings.HasPrefix(k, azureRemainingPrefix) || k == "X-Ms-Retry-After-Ms":
+		case strings.HasPrefix(k, azureRemainingPrefix):
 			return famAzure
+		case k == "X-Ms-Retry-After-Ms":
+			return famAzure | famWait
 		}
 	case 'R':
 		switch {
 		case strings.HasPrefix(k, "Ratelimit"):
 			return famIETF
+		case k == "Retry-After":
+			return famWait
 		case k == "Retry-After-Ms":
-			return famAzure
+			return famAzure | famWait
 		case k == "Request-Id":
 			return famStripe
 		}

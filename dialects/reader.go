@@ -167,7 +167,9 @@ func (r *Reader) ReadTo(dst *Reading, resp *http.Response, now time.Time) {
 		d  Dialect
 	)
 	var fams family // the header families present, which the built-ins are asked by
+	scanned := false
 	if d = r.forced(resp); d == nil {
+		scanned = true
 		var carries bool
 		fams, carries = scanFields(resp.Header)
 		if len(r.user) == 0 && resp.StatusCode < 400 && !carries {
@@ -216,7 +218,11 @@ func (r *Reader) ReadTo(dst *Reading, resp *http.Response, now time.Time) {
 			markThrottled(resp, dst, throttle429)
 		}
 	}
-	finish(resp, now, dst, r.throttle)
+	if scanned && fams&famWait == 0 {
+		markThrottled(resp, dst, r.throttle) // no field of a wait for finish to look up
+	} else {
+		finish(resp, now, dst, r.throttle)
+	}
 }
 
 // limitField reports whether a field named k may be one a built-in dialect reads or recognises a
