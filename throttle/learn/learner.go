@@ -43,10 +43,9 @@ type Learner struct {
 	cur    strategy
 	credit bool   // the strategy in charge set a credit
 	sig    Signal // the answer being observed
-	// reading is the answer's reading, its quotas stored in quotas (dialects.ReadTo): an answer
-	// that declares up to len(quotas) of them, as most do on every response, allocates nothing.
-	reading dialects.Reading
-	quotas  [4]dialects.Quota
+	// quotas stores the quotas of the answer being read (dialects.ReadTo): an answer that declares
+	// up to len(quotas) of them, as most do on every response, allocates nothing.
+	quotas [4]dialects.Quota
 	// steady is set when the plan in force stays as it is through answers that say nothing
 	// (Signal.quiet) and that every strategy observes without an event: the arbiter then has
 	// nothing to re-apply (see arbitrate).
@@ -191,8 +190,7 @@ func (l *Learner) ObserveAttempt(sent, now time.Time, resp *http.Response, err e
 	// The signal lives in the Learner (guarded by mu): handed to the strategies through an
 	// interface, a local one would escape to the heap on every answer.
 	sig := &l.sig
-	l.reading.Quotas = l.quotas[:0] // the learner's array again: a user dialect may have left its own
-	sig.read(ts, t, now, resp, err, l.cfg.statuses, l.cfg.dialects, &l.reading)
+	sig.read(ts, t, now, resp, err, l.cfg.statuses, l.cfg.dialects, l.quotas[:0])
 	if !sig.Failed {
 		if sig.Throttled {
 			m.throttles++

@@ -63,16 +63,15 @@ func (s *Signal) headers() bool { return s.Limit > 0 || s.HasRemaining }
 // refused for it.
 func readSignal(sent, answered int64, now time.Time, resp *http.Response, err error, statuses []int, rd *dialects.Reader) Signal {
 	var s Signal
-	var r dialects.Reading
-	s.read(sent, answered, now, resp, err, statuses, rd, &r)
+	s.read(sent, answered, now, resp, err, statuses, rd, nil)
 	return s
 }
 
 // read is readSignal into s, in place (the learner's signal is read on every answer: a Signal
-// returned by value is copied once more), reading the response into r, whose Quotas's array holds
-// the quotas it declares (dialects.ReadTo): the learner's own, so that an answer that declares a
-// quota allocates nothing for it.
-func (s *Signal) read(sent, answered int64, now time.Time, resp *http.Response, err error, statuses []int, rd *dialects.Reader, r *dialects.Reading) {
+// returned by value is copied once more), with the quotas the response declares stored in quotas's
+// array (dialects.ReadTo): the learner's own, so that an answer that declares a quota allocates
+// nothing for it. The reading itself stays on the stack, which writes to it cost nothing.
+func (s *Signal) read(sent, answered int64, now time.Time, resp *http.Response, err error, statuses []int, rd *dialects.Reader, quotas []dialects.Quota) {
 	*s = Signal{Sent: sent, Answered: answered}
 	if err != nil || resp == nil {
 		s.Failed = true
@@ -83,10 +82,11 @@ func (s *Signal) read(sent, answered int64, now time.Time, resp *http.Response, 
 			s.Throttled = true
 		}
 	}
+	r := dialects.Reading{Quotas: quotas[:0]}
 	if rd != nil {
-		rd.ReadTo(r, resp, now)
+		rd.ReadTo(&r, resp, now)
 	} else {
-		dialects.ReadTo(r, resp, now)
+		dialects.ReadTo(&r, resp, now)
 	}
 	s.Throttled = s.Throttled || r.Throttled
 	if resp.StatusCode >= 400 {
@@ -107,7 +107,7 @@ func (s *Signal) read(sent, answered int64, now time.Time, resp *http.Response, 
 		s.Reset, s.HasReset = int64(q.Reset), q.HasReset
 		s.ResetGrain = int64(q.ResetGrain)
 	}
-	if q, ok := unitsOf(*r); ok {
+	if q, ok := unitsOf(r); ok {
 		s.UnitLimit, s.UnitWindow, s.UnitContinuous = q.Limit, int64(q.Window), q.Continuous
 		s.UnitRemaining, s.HasUnitRemaining = max(q.Remaining, 0), q.HasRemaining
 	}
