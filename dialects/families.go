@@ -105,12 +105,15 @@ func xRateLimitFamily(rest string) family {
 
 // scanFields returns the families of h's field names and whether any name may be one a built-in
 // reads (limitField), in one pass over them. It does not allocate. Every name of a family passes
-// limitField, so the family of the others (most of a response's) is not looked for.
+// limitField, so a name's family, a switch on its first letter, is looked for first, and only a
+// name of none (most of a response's) is searched for the words of limitField.
 func scanFields(h http.Header) (f family, carries bool) {
 	for k := range h {
-		if limitField(k) {
+		if fam := familyOf(k); fam != 0 {
+			f |= fam
 			carries = true
-			f |= familyOf(k)
+		} else if !carries && limitField(k) {
+			carries = true
 		}
 	}
 	return f, carries

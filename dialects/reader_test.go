@@ -185,6 +185,9 @@ func TestCarriesLimitsSeesEveryBuiltinField(t *testing.T) {
 		if !carriesLimits(http.Header{f: {"1"}}) {
 			t.Errorf("%s: not seen", f)
 		}
+		if familyOf(f) != 0 && !limitField(f) {
+			t.Errorf("%s: of a family, but not a limit field (scanFields looks no further)", f)
+		}
 	}
 	for _, f := range []string{"Content-Type", "Date", "X-Request-Id", "Etag", "Server", "Cache-Control", "Vary", "Connection", "Content-Length", "Accept-Ranges", "Last-Modified"} {
 		if carriesLimits(http.Header{f: {"1"}}) {
