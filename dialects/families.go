@@ -30,12 +30,17 @@ const (
 	famWait                          // Retry-After, Retry-After-Ms, X-Ms-Retry-After-Ms: the waits finish reads
 )
 
+// familyInitial holds the first letters of the names familyOf knows: scanFields asks familyOf
+// only of a name that starts with one, since most of a response's names (Content-Type, Date,
+// Cache-Control, Vary, ...) do not.
+var familyInitial = [256]bool{'X': true, 'R': true, 'B': true, 'A': true, 'S': true}
+
 // familyOf returns the family of one canonical field name, 0 for none.
 func familyOf(k string) family {
 	if k == "" {
 		return 0
 	}
-	switch k[0] {
+	switch k[0] { // the letters of familyInitial
 	case 'X':
 		switch {
 		case strings.HasPrefix(k, "X-Ratelimit-"):
@@ -109,7 +114,11 @@ func xRateLimitFamily(rest string) family {
 // name of none (most of a response's) is searched for the words of limitField.
 func scanFields(h http.Header) (f family, carries bool) {
 	for k := range h {
-		if fam := familyOf(k); fam != 0 {
+		var fam family
+		if k != "" && familyInitial[k[0]] {
+			fam = familyOf(k)
+		}
+		if fam != 0 {
 			f |= fam
 			carries = true
 		} else if !carries && limitField(k) {

@@ -188,6 +188,9 @@ func TestCarriesLimitsSeesEveryBuiltinField(t *testing.T) {
 		if familyOf(f) != 0 && !limitField(f) {
 			t.Errorf("%s: of a family, but not a limit field (scanFields looks no further)", f)
 		}
+		if familyOf(f) != 0 && !familyInitial[f[0]] {
+			t.Errorf("%s: of a family, but its initial is not in familyInitial (scanFields does not ask)", f)
+		}
 	}
 	for _, f := range []string{"Content-Type", "Date", "X-Request-Id", "Etag", "Server", "Cache-Control", "Vary", "Connection", "Content-Length", "Accept-Ranges", "Last-Modified"} {
 		if carriesLimits(http.Header{f: {"1"}}) {
