@@ -18,9 +18,9 @@ type Dialect interface {
 }
 
 // builtin is a built-in dialect. readTo is its Read with the quotas appended to quotas, an empty
-// slice: the caller's storage (see [Reader.ReadTo]), so that a reader of every response allocates
+// slice: the caller's storage (see [Reader.ReadInto]), so that a reader of every response allocates
 // nothing for them. Its reading is not finished: the caller completes it once (readBuiltin, or
-// Reader.ReadTo with its own throttle statuses), so the fields every API shares are looked up once.
+// Reader.ReadInto with its own throttle statuses), so the fields every API shares are looked up once.
 type builtin interface {
 	Dialect
 	readTo(resp *http.Response, now time.Time, quotas []Quota) (Reading, bool)
@@ -102,9 +102,11 @@ var defaultReader = &Reader{throttle: []int{http.StatusTooManyRequests}}
 // it closes the original body), so the caller reads the body unchanged.
 func Read(resp *http.Response, now time.Time) Reading { return defaultReader.Read(resp, now) }
 
-// ReadTo is [Read] into *dst, which it overwrites, storing the quotas in dst.Quotas's array
-// (from its start, as far as its capacity goes; beyond it, in a new one): see [Reader.ReadTo].
-func ReadTo(dst *Reading, resp *http.Response, now time.Time) { defaultReader.ReadTo(dst, resp, now) }
+// ReadInto is [Read] with the quotas stored in buf's array (from its start, as far as its capacity
+// goes; beyond it, in a new one): see [Reader.ReadInto].
+func ReadInto(buf []Quota, resp *http.Response, now time.Time) Reading {
+	return defaultReader.ReadInto(buf, resp, now)
+}
 
 // finish completes a reading with the fields every API means the same way: the explicit wait when
 // the dialect gave none, and Throttled for the statuses in throttle.

@@ -144,25 +144,22 @@ func (r *Reader) forced(resp *http.Response) Dialect {
 // Read reads resp: with the dialect forced for its host, else with the first user dialect that
 // recognises it, else with the first built-in that does (see [Read] for the completion, the body
 // and concurrency). A nil resp reads as the zero Reading.
-func (r *Reader) Read(resp *http.Response, now time.Time) Reading {
-	var rd Reading
-	r.ReadTo(&rd, resp, now)
-	return rd
-}
+func (r *Reader) Read(resp *http.Response, now time.Time) Reading { return r.ReadInto(nil, resp, now) }
 
-// ReadTo is [Reader.Read] into *dst, which it overwrites. The quotas a built-in dialect reads are
-// stored in dst.Quotas's array, from its start, as far as its capacity goes (beyond it, in a new
-// one); a user dialect's are the slice it returned. A caller that reads every response (a learner)
-// passes the same array each time, and allocates nothing for the quotas once it holds as many as
-// a response declares. dst must not be shared with another goroutine during the call, nor its
-// array read by one afterwards while it may be passed again.
-func (r *Reader) ReadTo(dst *Reading, resp *http.Response, now time.Time) {
-	quotas := dst.Quotas[:0]
-	*dst = Reading{Quotas: quotas}
+// ReadInto is [Reader.Read] with the quotas a built-in dialect reads stored in buf's array, from
+// its start, as far as its capacity goes (beyond it, in a new one); a user dialect's are the slice
+// it returned. A caller that reads every response (a learner) passes the same array each time, and
+// allocates nothing for the quotas once it holds as many as a response declares. The array must
+// not be used by another goroutine during the call, nor read by one afterwards while it may be
+// passed again. The Reading is returned by value: the caller's copy, on its stack, costs no
+// pointer writes to the heap.
+func (r *Reader) ReadInto(buf []Quota, resp *http.Response, now time.Time) Reading {
+	quotas := buf[:0]
 	if resp == nil {
-		return
+		return Reading{Quotas: quotas}
 	}
 	var (
+		rd Reading
 		ok bool
 		d  Dialect
 	)
@@ -175,21 +172,21 @@ func (r *Reader) ReadTo(dst *Reading, resp *http.Response, now time.Time) {
 		if len(r.user) == 0 && resp.StatusCode < 400 && !carries {
 			// The common answer: a success with no header any built-in reads. Nothing to ask
 			// the dialects; a throttle status list is for refusals.
-			return
+			return Reading{Quotas: quotas}
 		}
 	}
 	if d != nil {
 		switch f := d.(type) {
 		case forcer:
-			*dst, ok = f.readForcedTo(resp, now, quotas), true
+			rd, ok = f.readForcedTo(resp, now, quotas), true
 		case builtin:
-			*dst, ok = f.readTo(resp, now, quotas)
+			rd, ok = f.readTo(resp, now, quotas)
 		default:
-			*dst, ok = d.Read(resp, now)
+			rd, ok = d.Read(resp, now)
 		}
 	} else {
 		for _, u := range r.user {
-			if *dst, ok = u.Read(resp, now); ok {
+			if rd, ok = u.Read(resp, now); ok {
 				d = u
 				break
 			}
@@ -199,7 +196,7 @@ func (r *Reader) ReadTo(dst *Reading, resp *http.Response, now time.Time) {
 				if builtinFamilies[i]&fams == 0 {
 					continue // cannot recognise it: none of its fields is there
 				}
-				if *dst, ok = b.readTo(resp, now, quotas); ok {
+				if rd, ok = b.readTo(resp, now, quotas); ok {
 					d = b
 					break
 				}
@@ -207,22 +204,23 @@ func (r *Reader) ReadTo(dst *Reading, resp *http.Response, now time.Time) {
 		}
 	}
 	if !ok {
-		*dst = Reading{Quotas: quotas}
+		rd = Reading{Quotas: quotas}
 	} else {
-		if dst.Dialect == "" {
-			dst.Dialect = d.Name()
+		if rd.Dialect == "" {
+			rd.Dialect = d.Name()
 		}
 		if _, isBuiltin := d.(builtin); isBuiltin {
 			// A 429 is a throttle in every built-in dialect (their Read), whatever statuses
 			// the Reader was given.
-			markThrottled(resp, dst, throttle429)
+			markThrottled(resp, &rd, throttle429)
 		}
 	}
 	if scanned && fams&famWait == 0 {
-		markThrottled(resp, dst, r.throttle) // no field of a wait for finish to look up
+		markThrottled(resp, &rd, r.throttle) // no field of a wait for finish to look up
 	} else {
-		finish(resp, now, dst, r.throttle)
+		finish(resp, now, &rd, r.throttle)
 	}
+	return rd
 }
 
 // limitField reports whether a field named k may be one a built-in dialect reads or recognises a

@@ -218,10 +218,10 @@ func carriesLimits(h http.Header) bool {
 	return false
 }
 
-// ReadTo reads as Read does, storing a built-in dialect's quotas in the array it is given (without
-// allocating for them); a user dialect's quotas are the slice it returned, and the array is not
-// written.
-func TestReadTo(t *testing.T) {
+// ReadInto reads as Read does, storing a built-in dialect's quotas in the array it is given
+// (without allocating for them); a user dialect's quotas are the slice it returned, and the array
+// is not written.
+func TestReadInto(t *testing.T) {
 	now := time.Unix(1_800_000_000, 0)
 	for _, tt := range []struct {
 		hdrs    []string
@@ -236,20 +236,16 @@ func TestReadTo(t *testing.T) {
 		resp := response(429, "", tt.hdrs...)
 		want := Read(resp, now)
 		var buf [4]Quota
-		dst := Reading{Dialect: "stale", Throttled: true, Quotas: buf[:1]}
-		ReadTo(&dst, resp, now)
+		got := ReadInto(buf[:1], resp, now)
 		if len(want.Quotas) == 0 {
-			assert.Empty(t, dst.Quotas, "%v", tt.hdrs)
-			dst.Quotas = nil
+			assert.Empty(t, got.Quotas, "%v", tt.hdrs)
+			got.Quotas = nil
 		} else {
-			assert.Same(t, &buf[0], &dst.Quotas[0], "%v: the quotas are in the array given", tt.hdrs)
+			assert.Same(t, &buf[0], &got.Quotas[0], "%v: the quotas are in the array given", tt.hdrs)
 		}
-		assert.Equal(t, want, dst, "%v", tt.hdrs)
+		assert.Equal(t, want, got, "%v", tt.hdrs)
 		if tt.noAlloc {
-			allocs := testing.AllocsPerRun(100, func() {
-				dst.Quotas = buf[:0]
-				ReadTo(&dst, resp, now)
-			})
+			allocs := testing.AllocsPerRun(100, func() { got = ReadInto(buf[:], resp, now) })
 			assert.Zero(t, allocs, "%v", tt.hdrs)
 		}
 	}
@@ -258,8 +254,6 @@ func TestReadTo(t *testing.T) {
 	require.NoError(t, err)
 	resp := response(200, "", "X-Upper-Remaining", "3")
 	buf := []Quota{{Name: "mine"}}
-	dst := Reading{Quotas: buf[:0]}
-	r.ReadTo(&dst, resp, now)
-	assert.Equal(t, r.Read(resp, now), dst)
+	assert.Equal(t, r.Read(resp, now), r.ReadInto(buf, resp, now))
 	assert.Equal(t, "mine", buf[0].Name, "a user dialect's reading leaves the array as it was")
 }

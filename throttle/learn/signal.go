@@ -69,7 +69,7 @@ func readSignal(sent, answered int64, now time.Time, resp *http.Response, err er
 
 // read is readSignal into s, in place (the learner's signal is read on every answer: a Signal
 // returned by value is copied once more), with the quotas the response declares stored in quotas's
-// array (dialects.ReadTo): the learner's own, so that an answer that declares a quota allocates
+// array (dialects.ReadInto): the learner's own, so that an answer that declares a quota allocates
 // nothing for it. The reading itself stays on the stack, which writes to it cost nothing.
 func (s *Signal) read(sent, answered int64, now time.Time, resp *http.Response, err error, statuses []int, rd *dialects.Reader, quotas []dialects.Quota) {
 	*s = Signal{Sent: sent, Answered: answered}
@@ -82,11 +82,11 @@ func (s *Signal) read(sent, answered int64, now time.Time, resp *http.Response, 
 			s.Throttled = true
 		}
 	}
-	r := dialects.Reading{Quotas: quotas[:0]}
+	var r dialects.Reading
 	if rd != nil {
-		rd.ReadTo(&r, resp, now)
+		r = rd.ReadInto(quotas, resp, now)
 	} else {
-		dialects.ReadTo(&r, resp, now)
+		r = dialects.ReadInto(quotas, resp, now)
 	}
 	s.Throttled = s.Throttled || r.Throttled
 	if resp.StatusCode >= 400 {
