@@ -114,7 +114,10 @@ func BenchmarkOverhead(b *testing.B) {
 // in-memory transport with one request reused, without http.Client and without building a request
 // per call, so that little but the stack's own work is left beside the bare transport's. It is
 // BenchmarkOverhead's steady GET less the client's share; the resp=quota cases answer with an
-// ample X-RateLimit-* quota, which the default stack reads on every response. Run it with -cpu 1
+// ample X-RateLimit-* quota, which the default stack reads on every response; the req=auth cases
+// send an Authorization header, which the default key hashes. go-retryablehttp's
+// stack is there as its users install it as a RoundTripper (retryablehttp.RoundTripper, defaults,
+// logger off), which goes through an http.Client of its own: its design's cost. Run it with -cpu 1
 // on a shared machine (the garbage collector then takes its CPU time on the benchmark's own thread):
 //
 //	go test -run '^$' -bench TransportOverhead -benchmem -cpu 1 -count 10 ./client > new.txt
@@ -124,20 +127,36 @@ func BenchmarkTransportOverhead(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	auth := req.Clone(req.Context()) // as an API's client sends them: with its credential
+	auth.Header.Set("Authorization", "Bearer ghp_16C7e42F292c6912E7710c838347Ae178B4a")
 	for _, c := range []struct {
 		name string
 		rt   http.RoundTripper
+		req  *http.Request
 	}{
-		{"impl=bare", memoryTransport{}},
-		{"impl=steady", NewTransport(memoryTransport{})},
-		{"impl=steady-nopace", NewTransport(memoryTransport{}, WithoutPace())},
-		{"impl=bare/resp=quota", memoryTransport{quota: true}},
-		{"impl=steady/resp=quota", NewTransport(memoryTransport{quota: true})},
+		{"impl=bare", memoryTransport{}, req},
+		{"impl=steady", NewTransport(memoryTransport{}), req},
+		{"impl=steady-nopace", NewTransport(memoryTransport{}, WithoutPace()), req},
+		{"impl=retryablehttp", retryableTransport(memoryTransport{}), req},
+		{"impl=bare/resp=quota", memoryTransport{quota: true}, req},
+		{"impl=steady/resp=quota", NewTransport(memoryTransport{quota: true}), req},
+		{"impl=retryablehttp/resp=quota", retryableTransport(memoryTransport{quota: true}), req},
+		{"impl=bare/req=auth", memoryTransport{}, auth},
+		{"impl=steady/req=auth", NewTransport(memoryTransport{}), auth},
+		{"impl=retryablehttp/req=auth", retryableTransport(memoryTransport{}), auth},
 	} {
 		b.Run(c.name, func(b *testing.B) {
-			loopRoundTrips(b, func() (*http.Response, error) { return c.rt.RoundTrip(req) })
+			loopRoundTrips(b, func() (*http.Response, error) { return c.rt.RoundTrip(c.req) })
 		})
 	}
+}
+
+// retryableTransport is go-retryablehttp's RoundTripper over base, with its defaults and no logger.
+func retryableTransport(base http.RoundTripper) http.RoundTripper {
+	rc := retryablehttp.NewClient()
+	rc.Logger = nil
+	rc.HTTPClient = &http.Client{Transport: base}
+	return &retryablehttp.RoundTripper{Client: rc}
 }
 
 // loopRoundTrips runs send for the benchmark's loop, draining and closing each response, and

@@ -157,9 +157,10 @@ func WithKeyFunc(f func(*http.Request) string) Option {
 // API keys calling one host are paced apart and no secret appears in a key, a log line or a
 // metric. Use it for an API that takes its key in a header of its own:
 // WithCredentialKey(dialects.Keyer{Header: "X-Api-Key"}). It replaces WithKeyFunc (the last of
-// the two given wins).
+// the two given wins). Like the default, it hashes a credential once, not on every request
+// (dialects.Keyer.Func).
 func WithCredentialKey(k dialects.Keyer) Option {
-	return optionFunc(func(c *config) { c.keyFunc = k.Key })
+	return optionFunc(func(c *config) { c.keyFunc = k.Func() })
 }
 
 // WithMaxKeys bounds how many keys the throttle keeps state for (default throttle.DefaultMaxKeys);

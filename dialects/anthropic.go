@@ -49,8 +49,13 @@ const anthropicWindow = time.Minute
 
 // Read reads the Anthropic families; ok is false when none is present.
 func (anthropic) Read(resp *http.Response, now time.Time) (Reading, bool) {
+	return readBuiltin(anthropic{}, resp, now)
+}
+
+// readTo is Read with its quotas appended to quotas, not finished (see builtin).
+func (anthropic) readTo(resp *http.Response, now time.Time, quotas []Quota) (Reading, bool) {
 	h := resp.Header
-	r := Reading{Dialect: "anthropic"}
+	r := Reading{Dialect: "anthropic", Quotas: quotas}
 	for _, f := range anthropicFamilies {
 		lv, rv, tv := get(h, f.limit), get(h, f.remaining), get(h, f.reset)
 		if lv == "" && rv == "" && tv == "" {
@@ -69,6 +74,5 @@ func (anthropic) Read(resp *http.Response, now time.Time) (Reading, bool) {
 	if len(r.Quotas) == 0 {
 		return Reading{}, false
 	}
-	finish(resp, now, &r, throttle429)
 	return r, true
 }

@@ -34,6 +34,11 @@ const azureRemainingPrefix = "X-Ms-Ratelimit-Remaining-"
 
 // Read reads the Azure headers; ok is false without any.
 func (azure) Read(resp *http.Response, now time.Time) (Reading, bool) {
+	return readBuiltin(azure{}, resp, now)
+}
+
+// readTo is Read with its quotas appended to quotas, not finished (see builtin).
+func (azure) readTo(resp *http.Response, now time.Time, quotas []Quota) (Reading, bool) {
 	h := resp.Header
 	var names []string
 	for k := range h {
@@ -45,12 +50,11 @@ func (azure) Read(resp *http.Response, now time.Time) (Reading, bool) {
 		return Reading{}, false
 	}
 	slices.Sort(names)
-	r := Reading{Dialect: "azure"}
+	r := Reading{Dialect: "azure", Quotas: quotas}
 	for _, k := range names {
 		if n, ok := parseCount(get(h, k)); ok {
 			r.Quotas = append(r.Quotas, Quota{Name: strings.ToLower(k[len(azureRemainingPrefix):]), Remaining: n, HasRemaining: true})
 		}
 	}
-	finish(resp, now, &r, throttle429)
 	return r, true
 }

@@ -40,20 +40,25 @@ func (discord) Name() string { return "discord" }
 
 // Read reads the Discord headers; ok is false without any of the four that are Discord's own.
 func (discord) Read(resp *http.Response, now time.Time) (Reading, bool) {
+	return readBuiltin(discord{}, resp, now)
+}
+
+// readTo is Read with its quotas appended to quotas, not finished (see builtin).
+func (discord) readTo(resp *http.Response, now time.Time, quotas []Quota) (Reading, bool) {
 	h := resp.Header
 	bucket, after := get(h, "X-Ratelimit-Bucket"), get(h, "X-Ratelimit-Reset-After")
 	global, scope := get(h, "X-Ratelimit-Global"), get(h, "X-Ratelimit-Scope")
 	if bucket == "" && after == "" && global == "" && scope == "" {
 		return Reading{}, false
 	}
-	r := Reading{Dialect: "discord", Bucket: trimOWS(bucket)}
+	r := Reading{Dialect: "discord", Quotas: quotas, Bucket: trimOWS(bucket)}
 	q, found := tripleQuota(h, &xRateLimitKeys, now)
 	resetAfter, hasAfter := parseSecondsValue(after)
 	if hasAfter {
 		q.Reset, q.HasReset, q.ResetGrain, found = resetAfter, true, 0, true
 	}
 	if found {
-		r.Quotas = []Quota{q}
+		r.Quotas = append(r.Quotas, q)
 	}
 	if strings.EqualFold(trimOWS(global), "true") || strings.EqualFold(trimOWS(scope), "global") {
 		r.Scope = ScopeGlobal
@@ -66,6 +71,5 @@ func (discord) Read(resp *http.Response, now time.Time) (Reading, bool) {
 		}
 		r.RetryAfter, r.RetryAfterGrain, r.HasRetryAfter = ra, grain, ok
 	}
-	finish(resp, now, &r, throttle429)
 	return r, true
 }

@@ -27,14 +27,20 @@ const (
 	famSalesforce                    // Sforce-Limit-Info
 	famAzure                         // X-Ms-Ratelimit-Remaining-*, X-Ms-Retry-After-Ms, Retry-After-Ms
 	famStripe                        // Stripe-Should-Retry, Request-Id
+	famWait                          // Retry-After, Retry-After-Ms, X-Ms-Retry-After-Ms: the waits finish reads
 )
+
+// familyInitial holds the first letters of the names familyOf knows: scanFields asks familyOf
+// only of a name that starts with one, since most of a response's names (Content-Type, Date,
+// Cache-Control, Vary, ...) do not.
+var familyInitial = [256]bool{'X': true, 'R': true, 'B': true, 'A': true, 'S': true}
 
 // familyOf returns the family of one canonical field name, 0 for none.
 func familyOf(k string) family {
 	if k == "" {
 		return 0
 	}
-	switch k[0] {
+	switch k[0] { // the letters of familyInitial
 	case 'X':
 		switch {
 		case strings.HasPrefix(k, "X-Ratelimit-"):
@@ -45,15 +51,19 @@ func familyOf(k string) family {
 			return famGitHub
 		case k == "X-Shopify-Shop-Api-Call-Limit":
 			return famShopify
-		case strings.HasPrefix(k, azureRemainingPrefix) || k == "X-Ms-Retry-After-Ms":
+		case strings.HasPrefix(k, azureRemainingPrefix):
 			return famAzure
+		case k == "X-Ms-Retry-After-Ms":
+			return famAzure | famWait
 		}
 	case 'R':
 		switch {
 		case strings.HasPrefix(k, "Ratelimit"):
 			return famIETF
+		case k == "Retry-After":
+			return famWait
 		case k == "Retry-After-Ms":
-			return famAzure
+			return famAzure | famWait
 		case k == "Request-Id":
 			return famStripe
 		}
@@ -100,12 +110,19 @@ func xRateLimitFamily(rest string) family {
 
 // scanFields returns the families of h's field names and whether any name may be one a built-in
 // reads (limitField), in one pass over them. It does not allocate. Every name of a family passes
-// limitField, so the family of the others (most of a response's) is not looked for.
+// limitField, so a name's family, a switch on its first letter, is looked for first, and only a
+// name of none (most of a response's) is searched for the words of limitField.
 func scanFields(h http.Header) (f family, carries bool) {
 	for k := range h {
-		if limitField(k) {
+		var fam family
+		if k != "" && familyInitial[k[0]] {
+			fam = familyOf(k)
+		}
+		if fam != 0 {
+			f |= fam
 			carries = true
-			f |= familyOf(k)
+		} else if !carries && limitField(k) {
+			carries = true
 		}
 	}
 	return f, carries

@@ -54,17 +54,23 @@ func (gitHub) Name() string { return "github" }
 
 // Read reads a GitHub response; ok is false without any GitHub header.
 func (g gitHub) Read(resp *http.Response, now time.Time) (Reading, bool) {
+	return readBuiltin(g, resp, now)
+}
+
+// readTo is Read with its quotas appended to quotas, not finished (see builtin).
+func (g gitHub) readTo(resp *http.Response, now time.Time, quotas []Quota) (Reading, bool) {
 	h := resp.Header
 	if !has(h, "X-Ratelimit-Resource") && !has(h, "X-Github-Request-Id") && !has(h, "X-Github-Media-Type") {
 		return Reading{}, false
 	}
-	return g.readForced(resp, now), true
+	return g.readForcedTo(resp, now, quotas), true
 }
 
-// readForced reads resp as GitHub's, whatever its headers.
-func (gitHub) readForced(resp *http.Response, now time.Time) Reading {
+// readForcedTo reads resp as GitHub's, whatever its headers, its quota appended to quotas, not
+// finished (see forcer).
+func (gitHub) readForcedTo(resp *http.Response, now time.Time, quotas []Quota) Reading {
 	h := resp.Header
-	r := Reading{Dialect: "github"}
+	r := Reading{Dialect: "github", Quotas: quotas}
 	resource := trimOWS(get(h, "X-Ratelimit-Resource"))
 	q := Quota{Name: resource}
 	switch resource {
@@ -90,12 +96,11 @@ func (gitHub) readForced(resp *http.Response, now time.Time) Reading {
 		q.ResetGrain = resetGrain(get(h, "X-Ratelimit-Reset"), h)
 	}
 	if known || resource != "" {
-		r.Quotas = []Quota{q}
+		r.Quotas = append(r.Quotas, q)
 	}
 	r.Bucket = resource
 
 	if resp.StatusCode != http.StatusForbidden && resp.StatusCode != http.StatusTooManyRequests {
-		finish(resp, now, &r, throttle429)
 		return r
 	}
 	switch ra, grain, ok := retryAfter(h, now); {

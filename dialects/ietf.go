@@ -44,24 +44,28 @@ func (ietf) Name() string { return "ietf" }
 
 // Read reads the IETF fields; ok is false when none is present.
 func (ietf) Read(resp *http.Response, now time.Time) (Reading, bool) {
+	return readBuiltin(ietf{}, resp, now)
+}
+
+// readTo is Read with its quotas appended to quotas, not finished (see builtin).
+func (ietf) readTo(resp *http.Response, now time.Time, quotas []Quota) (Reading, bool) {
 	h := resp.Header
 	policies, limits := h["Ratelimit-Policy"], h["Ratelimit"]
 	if len(policies) == 0 && len(limits) == 0 {
 		policies, limits = h["Beta-Ratelimit-Policy"], h["Beta-Ratelimit"]
 	}
 	legacy := has(h, "Ratelimit-Limit") || has(h, "Ratelimit-Remaining") || has(h, "Ratelimit-Reset")
-	r := Reading{Dialect: "ietf"}
+	r := Reading{Dialect: "ietf", Quotas: quotas}
 	switch {
 	case len(limits) > 0 || (len(policies) > 0 && !legacy):
-		r.Quotas = draftQuotas(policies, limits, h, now)
+		r.Quotas = draftQuotas(r.Quotas, policies, limits, h, now)
 	case legacy:
 		if q, ok := legacyQuota(h, now); ok {
-			r.Quotas = []Quota{q}
+			r.Quotas = append(r.Quotas, q)
 		}
 	default:
 		return Reading{}, false
 	}
-	finish(resp, now, &r, throttle429)
 	return r, true
 }
 
@@ -77,12 +81,11 @@ type draftLimit struct {
 	quota Quota // Remaining/Reset, and Limit from the dictionary form
 }
 
-// draftQuotas joins the two fields into quotas. A field that is not a valid structured field is
-// ignored as a whole; a bad parameter on its own.
-func draftQuotas(policyValues, limitValues []string, h http.Header, now time.Time) []Quota {
+// draftQuotas joins the two fields into quotas, appended to out. A field that is not a valid
+// structured field is ignored as a whole; a bad parameter on its own.
+func draftQuotas(out []Quota, policyValues, limitValues []string, h http.Header, now time.Time) []Quota {
 	policies := parsePolicies(policyValues)
 	limits := parseLimits(limitValues, h, now)
-	var out []Quota
 	for _, l := range limits {
 		q := l.quota
 		var p *draftPolicy

@@ -1,12 +1,14 @@
 package dialects
 
 import (
+	"bytes"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
 	"hash"
 	"net/http"
 	"strings"
+	"sync/atomic"
 )
 
 // Keyer derives a throttle key from a request: its host, and a short hash of its credential, so
@@ -40,18 +42,68 @@ func (k Keyer) Key(req *http.Request) string {
 	if req == nil {
 		return ""
 	}
-	host := req.Host
-	if req.URL != nil && req.URL.Host != "" {
-		host = req.URL.Host
+	return k.key(rawHost(req), k.credential(req))
+}
+
+// Func returns k.Key as a key function (for throttle.WithKeyFunc) that remembers the last
+// credential it hashed: a client sends the same credential to a host request after request, and
+// hashing it for each would cost more than the rest of the stack's work on the request (SHA-256
+// and six allocations). A request to the host of the last credentialed request, with the same
+// single credential value, gets its key again without hashing or allocating; any other is keyed
+// by Key, and a credentialed one remembered in its place (one small allocation). The function
+// holds that credential, as the requests that carry it do. It works on a copy of k (and of its
+// Salt) and is safe for concurrent use.
+func (k Keyer) Func() func(*http.Request) string {
+	k.Salt = bytes.Clone(k.Salt)
+	var last atomic.Pointer[keyMemo]
+	return func(req *http.Request) string {
+		if req == nil {
+			return ""
+		}
+		host, values := rawHost(req), k.credential(req)
+		if len(values) != 1 {
+			return k.key(host, values) // none (no hashing), or several (rare): not remembered
+		}
+		if m := last.Load(); m != nil && m.host == host && m.credential == values[0] {
+			return m.key
+		}
+		key := k.key(host, values)
+		last.Store(&keyMemo{host: host, credential: values[0], key: key})
+		return key
 	}
-	host = strings.ToLower(host)
+}
+
+// keyMemo is a key Func made: of a request to host (as the request names it) with one credential
+// value.
+type keyMemo struct{ host, credential, key string }
+
+// rawHost is the host req is keyed by, before lower-casing: URL.Host, else Host.
+func rawHost(req *http.Request) string {
+	if req.URL != nil && req.URL.Host != "" {
+		return req.URL.Host
+	}
+	return req.Host
+}
+
+// credential returns the values of req's credential header; nil when it has none, or one empty
+// value.
+func (k Keyer) credential(req *http.Request) []string {
 	var values []string
 	if k.Header == "" {
 		values = req.Header["Authorization"] // canonical already: no canonicalising per request
 	} else {
 		values = req.Header.Values(k.Header)
 	}
-	if len(values) == 0 || (len(values) == 1 && values[0] == "") {
+	if len(values) == 1 && values[0] == "" {
+		return nil
+	}
+	return values
+}
+
+// key is the key of a request to host with the credential values.
+func (k Keyer) key(host string, values []string) string {
+	host = strings.ToLower(host)
+	if len(values) == 0 {
 		return host
 	}
 	var h hash.Hash

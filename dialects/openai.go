@@ -50,8 +50,13 @@ const openAIWindow = time.Minute
 
 // Read reads the OpenAI families; ok is false when none is present.
 func (openAI) Read(resp *http.Response, now time.Time) (Reading, bool) {
+	return readBuiltin(openAI{}, resp, now)
+}
+
+// readTo is Read with its quotas appended to quotas, not finished (see builtin).
+func (openAI) readTo(resp *http.Response, now time.Time, quotas []Quota) (Reading, bool) {
 	h := resp.Header
-	r := Reading{Dialect: "openai"}
+	r := Reading{Dialect: "openai", Quotas: quotas}
 	for _, f := range openAIFamilies {
 		lv, rv, tv := get(h, f.limit), get(h, f.remaining), get(h, f.reset)
 		if lv == "" && rv == "" && tv == "" {
@@ -68,6 +73,5 @@ func (openAI) Read(resp *http.Response, now time.Time) (Reading, bool) {
 	if len(r.Quotas) == 0 {
 		return Reading{}, false
 	}
-	finish(resp, now, &r, throttle429)
 	return r, true
 }

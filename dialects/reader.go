@@ -144,9 +144,19 @@ func (r *Reader) forced(resp *http.Response) Dialect {
 // Read reads resp: with the dialect forced for its host, else with the first user dialect that
 // recognises it, else with the first built-in that does (see [Read] for the completion, the body
 // and concurrency). A nil resp reads as the zero Reading.
-func (r *Reader) Read(resp *http.Response, now time.Time) Reading {
+func (r *Reader) Read(resp *http.Response, now time.Time) Reading { return r.ReadInto(nil, resp, now) }
+
+// ReadInto is [Reader.Read] with the quotas a built-in dialect reads stored in buf's array, from
+// its start, as far as its capacity goes (beyond it, in a new one); a user dialect's are the slice
+// it returned. A caller that reads every response (a learner) passes the same array each time, and
+// allocates nothing for the quotas once it holds as many as a response declares. The array must
+// not be used by another goroutine during the call, nor read by one afterwards while it may be
+// passed again. The Reading is returned by value: the caller's copy, on its stack, costs no
+// pointer writes to the heap.
+func (r *Reader) ReadInto(buf []Quota, resp *http.Response, now time.Time) Reading {
+	quotas := buf[:0]
 	if resp == nil {
-		return Reading{}
+		return Reading{Quotas: quotas}
 	}
 	var (
 		rd Reading
@@ -154,19 +164,24 @@ func (r *Reader) Read(resp *http.Response, now time.Time) Reading {
 		d  Dialect
 	)
 	var fams family // the header families present, which the built-ins are asked by
+	scanned := false
 	if d = r.forced(resp); d == nil {
+		scanned = true
 		var carries bool
 		fams, carries = scanFields(resp.Header)
 		if len(r.user) == 0 && resp.StatusCode < 400 && !carries {
 			// The common answer: a success with no header any built-in reads. Nothing to ask
 			// the dialects; a throttle status list is for refusals.
-			return Reading{}
+			return Reading{Quotas: quotas}
 		}
 	}
 	if d != nil {
-		if f, isForcer := d.(forcer); isForcer {
-			rd, ok = f.readForced(resp, now), true
-		} else {
+		switch f := d.(type) {
+		case forcer:
+			rd, ok = f.readForcedTo(resp, now, quotas), true
+		case builtin:
+			rd, ok = f.readTo(resp, now, quotas)
+		default:
 			rd, ok = d.Read(resp, now)
 		}
 	} else {
@@ -181,7 +196,7 @@ func (r *Reader) Read(resp *http.Response, now time.Time) Reading {
 				if builtinFamilies[i]&fams == 0 {
 					continue // cannot recognise it: none of its fields is there
 				}
-				if rd, ok = b.Read(resp, now); ok {
+				if rd, ok = b.readTo(resp, now, quotas); ok {
 					d = b
 					break
 				}
@@ -189,11 +204,22 @@ func (r *Reader) Read(resp *http.Response, now time.Time) Reading {
 		}
 	}
 	if !ok {
-		rd = Reading{}
-	} else if rd.Dialect == "" {
-		rd.Dialect = d.Name()
+		rd = Reading{Quotas: quotas}
+	} else {
+		if rd.Dialect == "" {
+			rd.Dialect = d.Name()
+		}
+		if _, isBuiltin := d.(builtin); isBuiltin {
+			// A 429 is a throttle in every built-in dialect (their Read), whatever statuses
+			// the Reader was given.
+			markThrottled(resp, &rd, throttle429)
+		}
 	}
-	finish(resp, now, &rd, r.throttle)
+	if scanned && fams&famWait == 0 {
+		markThrottled(resp, &rd, r.throttle) // no field of a wait for finish to look up
+	} else {
+		finish(resp, now, &rd, r.throttle)
+	}
 	return rd
 }
 

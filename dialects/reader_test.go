@@ -121,6 +121,52 @@ func TestCredentialKey(t *testing.T) {
 	assert.Equal(t, "", Keyer{}.Key(nil))
 }
 
+// TestKeyerFunc: the remembering key function gives Key's key for every request (hosts, letter
+// cases, credentials, headers, salt, several values, a changed credential), and a credential seen
+// last costs no allocation; its salt is its own copy.
+func TestKeyerFunc(t *testing.T) {
+	req := func(url string, hdrs ...string) *http.Request {
+		r, err := http.NewRequest(http.MethodGet, url, nil)
+		require.NoError(t, err)
+		for i := 0; i+1 < len(hdrs); i += 2 {
+			r.Header.Add(hdrs[i], hdrs[i+1])
+		}
+		return r
+	}
+	reqs := []*http.Request{
+		req("https://API.github.com/user", "Authorization", "Bearer a"),
+		req("https://API.github.com/user", "Authorization", "Bearer a"),
+		req("https://api.github.com/user", "Authorization", "Bearer a"),
+		req("https://api.github.com/user", "Authorization", "Bearer b"),
+		req("https://api.github.com:8443/user", "Authorization", "Bearer b"),
+		req("https://api.github.com/user"),
+		req("https://api.github.com/user", "Authorization", ""),
+		req("https://api.github.com/user", "Authorization", "Bearer b", "Authorization", "Bearer c"),
+		req("https://api.github.com/user", "X-Api-Key", "sk-1"),
+		req("https://api.github.com/user", "X-Api-Key", "sk-2"),
+		req("https://api.github.com/user", "Authorization", "Bearer b"),
+	}
+	salt := []byte("process-secret")
+	for _, k := range []Keyer{{}, {Header: "X-Api-Key"}, {Salt: salt}} {
+		want := make([]string, len(reqs))
+		for i, r := range reqs {
+			want[i] = k.Key(r)
+		}
+		f := k.Func()
+		salt[0] = 'P' // f keys with the salt as it was
+		for i, r := range reqs {
+			assert.Equal(t, want[i], f(r), "%+v, request %d", k, i)
+			assert.Equal(t, want[i], f(r), "%+v, request %d again", k, i)
+		}
+		salt[0] = 'p'
+		assert.Equal(t, "", f(nil))
+	}
+	f := Keyer{}.Func()
+	r := reqs[0]
+	f(r)
+	assert.Zero(t, testing.AllocsPerRun(100, func() { f(r) }), "the credential seen last")
+}
+
 // TestCarriesLimitsSeesEveryBuiltinField: the fast path that skips a success's headers never
 // skips a field a built-in dialect reads, in canonical or any other letter case.
 func TestCarriesLimitsSeesEveryBuiltinField(t *testing.T) {
@@ -138,6 +184,12 @@ func TestCarriesLimitsSeesEveryBuiltinField(t *testing.T) {
 	for _, f := range fields {
 		if !carriesLimits(http.Header{f: {"1"}}) {
 			t.Errorf("%s: not seen", f)
+		}
+		if familyOf(f) != 0 && !limitField(f) {
+			t.Errorf("%s: of a family, but not a limit field (scanFields looks no further)", f)
+		}
+		if familyOf(f) != 0 && !familyInitial[f[0]] {
+			t.Errorf("%s: of a family, but its initial is not in familyInitial (scanFields does not ask)", f)
 		}
 	}
 	for _, f := range []string{"Content-Type", "Date", "X-Request-Id", "Etag", "Server", "Cache-Control", "Vary", "Connection", "Content-Length", "Accept-Ranges", "Last-Modified"} {
@@ -164,4 +216,44 @@ func carriesLimits(h http.Header) bool {
 		}
 	}
 	return false
+}
+
+// ReadInto reads as Read does, storing a built-in dialect's quotas in the array it is given
+// (without allocating for them); a user dialect's quotas are the slice it returned, and the array
+// is not written.
+func TestReadInto(t *testing.T) {
+	now := time.Unix(1_800_000_000, 0)
+	for _, tt := range []struct {
+		hdrs    []string
+		noAlloc bool // nothing but the quotas would allocate
+	}{
+		{[]string{"X-RateLimit-Limit", "100", "X-RateLimit-Remaining", "7", "X-RateLimit-Reset", "30"}, true},
+		{[]string{"X-RateLimit-Limit-Requests", "10", "X-RateLimit-Limit-Tokens", "1000", "X-RateLimit-Remaining-Tokens", "0"}, true},
+		{[]string{"RateLimit-Policy", `"a";q=10;w=60, "b";q=100;w=3600`, "RateLimit", `"a";r=3;t=5, "b";r=50;t=100`}, false},
+		{[]string{"Content-Type", "application/json"}, true},
+		{[]string{"Retry-After", "3"}, true},
+	} {
+		resp := response(429, "", tt.hdrs...)
+		want := Read(resp, now)
+		var buf [4]Quota
+		got := ReadInto(buf[:1], resp, now)
+		if len(want.Quotas) == 0 {
+			assert.Empty(t, got.Quotas, "%v", tt.hdrs)
+			got.Quotas = nil
+		} else {
+			assert.Same(t, &buf[0], &got.Quotas[0], "%v: the quotas are in the array given", tt.hdrs)
+		}
+		assert.Equal(t, want, got, "%v", tt.hdrs)
+		if tt.noAlloc {
+			allocs := testing.AllocsPerRun(100, func() { got = ReadInto(buf[:], resp, now) })
+			assert.Zero(t, allocs, "%v", tt.hdrs)
+		}
+	}
+
+	r, err := NewReader(WithDialect(upper{}))
+	require.NoError(t, err)
+	resp := response(200, "", "X-Upper-Remaining", "3")
+	buf := []Quota{{Name: "mine"}}
+	assert.Equal(t, r.Read(resp, now), r.ReadInto(buf, resp, now))
+	assert.Equal(t, "mine", buf[0].Name, "a user dialect's reading leaves the array as it was")
 }

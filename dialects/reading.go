@@ -4,7 +4,7 @@ import "time"
 
 // Reading is what one response says about rate limits, read as the API that sent it means it.
 // Zero and false fields mean "not said". A Reading is a plain value: copy it freely (Quotas is
-// a fresh slice per reading).
+// a fresh slice per reading, but for ReadInto's, which are in the caller's array).
 type Reading struct {
 	// Dialect is the name of the dialect that read the response: "ietf", "x-ratelimit", "github",
 	// "openai", "anthropic", "shopify", "discord", "twitter", "azure", "stripe", "salesforce" or a

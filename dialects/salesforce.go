@@ -36,11 +36,16 @@ func (salesforce) Name() string { return "salesforce" }
 
 // Read reads Sforce-Limit-Info; ok is false without it.
 func (salesforce) Read(resp *http.Response, now time.Time) (Reading, bool) {
+	return readBuiltin(salesforce{}, resp, now)
+}
+
+// readTo is Read with its quotas appended to quotas, not finished (see builtin).
+func (salesforce) readTo(resp *http.Response, now time.Time, quotas []Quota) (Reading, bool) {
 	v := get(resp.Header, "Sforce-Limit-Info")
 	if v == "" {
 		return Reading{}, false
 	}
-	r := Reading{Dialect: "salesforce"}
+	r := Reading{Dialect: "salesforce", Quotas: quotas}
 	for _, member := range strings.Split(v, ";") {
 		name, usage, ok := strings.Cut(trimOWS(member), "=")
 		if !ok || name == "" {
@@ -64,6 +69,5 @@ func (salesforce) Read(resp *http.Response, now time.Time) (Reading, bool) {
 		}
 		r.Quotas = append(r.Quotas, q)
 	}
-	finish(resp, now, &r, throttle429)
 	return r, true
 }

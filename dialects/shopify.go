@@ -36,12 +36,17 @@ func (shopify) Name() string { return "shopify" }
 
 // Read reads the call-limit header; ok is false without it.
 func (shopify) Read(resp *http.Response, now time.Time) (Reading, bool) {
+	return readBuiltin(shopify{}, resp, now)
+}
+
+// readTo is Read with its quotas appended to quotas, not finished (see builtin).
+func (shopify) readTo(resp *http.Response, now time.Time, quotas []Quota) (Reading, bool) {
 	h := resp.Header
 	v := get(h, "X-Shopify-Shop-Api-Call-Limit")
 	if v == "" {
 		return Reading{}, false
 	}
-	r := Reading{Dialect: "shopify"}
+	r := Reading{Dialect: "shopify", Quotas: quotas}
 	usedS, capS, ok := strings.Cut(v, "/")
 	used, okU := parseCount(usedS)
 	capacity, okC := parseCount(capS)
@@ -67,8 +72,7 @@ func (shopify) Read(resp *http.Response, now time.Time) (Reading, bool) {
 		} else {
 			q.Reset = shopifyDrain
 		}
-		r.Quotas = []Quota{q}
+		r.Quotas = append(r.Quotas, q)
 	}
-	finish(resp, now, &r, throttle429)
 	return r, true
 }

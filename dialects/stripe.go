@@ -26,18 +26,22 @@ func (stripe) Name() string { return "stripe" }
 
 // Read reads Stripe-Should-Retry; ok is false for a response that is not Stripe's.
 func (stripe) Read(resp *http.Response, now time.Time) (Reading, bool) {
+	return readBuiltin(stripe{}, resp, now)
+}
+
+// readTo is Read with its quotas appended to quotas, not finished (see builtin).
+func (stripe) readTo(resp *http.Response, now time.Time, quotas []Quota) (Reading, bool) {
 	h := resp.Header
 	v := trimOWS(get(h, "Stripe-Should-Retry"))
 	if v == "" && !strings.HasPrefix(get(h, "Request-Id"), "req_") {
 		return Reading{}, false
 	}
-	r := Reading{Dialect: "stripe"}
+	r := Reading{Dialect: "stripe", Quotas: quotas}
 	switch {
 	case strings.EqualFold(v, "true"):
 		r.Retry = RetryAllowed
 	case strings.EqualFold(v, "false"):
 		r.Retry = RetryForbidden
 	}
-	finish(resp, now, &r, throttle429)
 	return r, true
 }

@@ -28,11 +28,15 @@ func (twitter) Name() string { return "twitter" }
 
 // Read reads the x-rate-limit-* triple; ok is false without it.
 func (twitter) Read(resp *http.Response, now time.Time) (Reading, bool) {
+	return readBuiltin(twitter{}, resp, now)
+}
+
+// readTo is Read with its quotas appended to quotas, not finished (see builtin).
+func (twitter) readTo(resp *http.Response, now time.Time, quotas []Quota) (Reading, bool) {
 	q, ok := tripleQuota(resp.Header, &xRateDashLimitKeys, now)
 	if !ok {
 		return Reading{}, false
 	}
-	r := Reading{Dialect: "twitter", Quotas: []Quota{q}}
-	finish(resp, now, &r, throttle429)
+	r := Reading{Dialect: "twitter", Quotas: append(quotas, q)}
 	return r, true
 }

@@ -33,6 +33,11 @@ func (xRateLimit) Name() string { return "x-ratelimit" }
 
 // Read reads the triple; ok is false when no member of it (in either spelling) is present.
 func (xRateLimit) Read(resp *http.Response, now time.Time) (Reading, bool) {
+	return readBuiltin(xRateLimit{}, resp, now)
+}
+
+// readTo is Read with its quotas appended to quotas, not finished (see builtin).
+func (xRateLimit) readTo(resp *http.Response, now time.Time, quotas []Quota) (Reading, bool) {
 	h := resp.Header
 	q, ok := tripleQuota(h, &xRateLimitKeys, now)
 	if !ok {
@@ -41,13 +46,12 @@ func (xRateLimit) Read(resp *http.Response, now time.Time) (Reading, bool) {
 	if !ok {
 		return Reading{}, false
 	}
-	r := Reading{Dialect: "x-ratelimit", Quotas: []Quota{q}}
+	r := Reading{Dialect: "x-ratelimit", Quotas: append(quotas, q)}
 	if d, ok := parseSecondsValue(get(h, "X-Ratelimit-Retry-After")); ok {
 		if _, _, explicit := retryAfter(h, now); !explicit {
 			r.RetryAfter, r.HasRetryAfter = d, true
 		}
 	}
-	finish(resp, now, &r, throttle429)
 	return r, true
 }
 
@@ -97,7 +101,7 @@ func tripleQuota(h http.Header, k *triple, now time.Time) (Quota, bool) {
 // whose first member is the limit and whose member of equal quota with a w parameter gives the
 // window. The limit is 0 when the value is not a positive count.
 func limitWithWindow(v string) (int64, time.Duration) {
-	if !strings.ContainsAny(v, ",;") {
+	if strings.IndexByte(v, ',') < 0 && strings.IndexByte(v, ';') < 0 { // (ContainsAny costs 4 times more)
 		// A single member without parameters, as nearly every API sends: the list parse would
 		// read it as the count it is, at a tenth of the cost (limitFromList for the proof).
 		if n, ok := parseCount(v); ok && n > 0 {

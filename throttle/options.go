@@ -32,9 +32,10 @@ type optionFunc func(*config)
 
 func (f optionFunc) apply(c *config) { f(c) }
 
-// credentialKey is the default key function: the request's host (and port, if the URL has one)
-// and a short hash of its Authorization header, if it has one (dialects.Keyer).
-func credentialKey(req *http.Request) string { return dialects.Keyer{}.Key(req) }
+// credentialKey returns the default key function: the request's host (and port, if the URL has
+// one) and a short hash of its Authorization header, if it has one (dialects.Keyer), remembering
+// the last credential's hash (Keyer.Func) rather than hashing it on every request.
+func credentialKey() func(*http.Request) string { return dialects.Keyer{}.Func() }
 
 // WithKeyFunc sets how the Transport maps a request to the key it is paced and paused by (a
 // request can name its key itself with request.WithKey, which takes precedence; a route whose
@@ -43,8 +44,9 @@ func credentialKey(req *http.Request) string { return dialects.Keyer{}.Key(req) 
 // one), followed, when the request carries an Authorization header, by "#" and a short SHA-256
 // hash of it (dialects.Keyer), so that two API keys calling one host are paced apart and the
 // secret appears in no key. For an API key in a header of its own, pass dialects.Keyer{Header:
-// "X-Api-Key"}.Key. f is called once per attempt, from many goroutines at once, and must not modify
-// the request. A nil f makes New fail with ErrInvalidOption.
+// "X-Api-Key"}.Func() (Keyer.Key, hashing each credential once). f is called once per attempt,
+// from many goroutines at once, and must not modify the request. A nil f makes New fail with
+// ErrInvalidOption.
 func WithKeyFunc(f func(*http.Request) string) Option {
 	return optionFunc(func(c *config) { c.keyFunc = f })
 }

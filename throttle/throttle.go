@@ -44,7 +44,7 @@ type Throttle struct {
 // (hosts) that are told to wait. It returns an error matching ErrInvalidOption for an unusable
 // option.
 func New(opts ...Option) (*Throttle, error) {
-	c := config{keyFunc: credentialKey, maxKeys: DefaultMaxKeys, maxRoutes: DefaultMaxRoutes}
+	c := config{keyFunc: credentialKey(), maxKeys: DefaultMaxKeys, maxRoutes: DefaultMaxRoutes}
 	for _, o := range opts {
 		if o != nil {
 			o.apply(&c)

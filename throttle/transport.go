@@ -91,7 +91,7 @@ func (tr *transport) RoundTripStartedAt(req *http.Request) (*http.Response, time
 	}
 	var began time.Time // the wait's first reading of the clock, when it read one
 	if tr.t.onWait != nil {
-		began = time.Now()
+		began = tr.t.clock.Now()
 	}
 	blocked, sent, err := tr.t.waitBlocked(ctx, p, maxWait, costOf(set), &began)
 	if err != nil {
@@ -105,11 +105,12 @@ func (tr *transport) RoundTripStartedAt(req *http.Request) (*http.Response, time
 	if p.attempts == nil {
 		sent = time.Time{}
 	} else if sent.IsZero() {
-		sent = time.Now()
+		sent = tr.t.clock.Now()
 	}
 	if began.IsZero() { // no wait read the clock: the attempt begins now
 		if began = sent; began.IsZero() {
-			began = time.Now()
+			// The request path's clock, as the wait's: time.Now reads the wall clock too.
+			began = tr.t.clock.Now()
 		}
 	}
 	resp, err := tr.next.RoundTrip(req)

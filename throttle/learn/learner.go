@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/steadyhttp/steady/dialects"
 	"github.com/steadyhttp/steady/internal/pacer"
 	"github.com/steadyhttp/steady/throttle"
 )
@@ -42,6 +43,9 @@ type Learner struct {
 	cur    strategy
 	credit bool   // the strategy in charge set a credit
 	sig    Signal // the answer being observed
+	// quotas stores the quotas of the answer being read (dialects.ReadInto): an answer that declares
+	// up to len(quotas) of them, as most do on every response, allocates nothing.
+	quotas [4]dialects.Quota
 	// steady is set when the plan in force stays as it is through answers that say nothing
 	// (Signal.quiet) and that every strategy observes without an event: the arbiter then has
 	// nothing to re-apply (see arbitrate).
@@ -186,7 +190,7 @@ func (l *Learner) ObserveAttempt(sent, now time.Time, resp *http.Response, err e
 	// The signal lives in the Learner (guarded by mu): handed to the strategies through an
 	// interface, a local one would escape to the heap on every answer.
 	sig := &l.sig
-	sig.read(ts, t, now, resp, err, l.cfg.statuses, l.cfg.dialects)
+	sig.read(ts, t, now, resp, err, l.cfg.statuses, l.cfg.dialects, l.quotas[:])
 	if !sig.Failed {
 		if sig.Throttled {
 			m.throttles++

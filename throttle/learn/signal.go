@@ -63,13 +63,15 @@ func (s *Signal) headers() bool { return s.Limit > 0 || s.HasRemaining }
 // refused for it.
 func readSignal(sent, answered int64, now time.Time, resp *http.Response, err error, statuses []int, rd *dialects.Reader) Signal {
 	var s Signal
-	s.read(sent, answered, now, resp, err, statuses, rd)
+	s.read(sent, answered, now, resp, err, statuses, rd, nil)
 	return s
 }
 
 // read is readSignal into s, in place (the learner's signal is read on every answer: a Signal
-// returned by value is copied once more).
-func (s *Signal) read(sent, answered int64, now time.Time, resp *http.Response, err error, statuses []int, rd *dialects.Reader) {
+// returned by value is copied once more), with the quotas the response declares stored in quotas's
+// array (dialects.ReadInto): the learner's own, so that an answer that declares a quota allocates
+// nothing for it. The reading itself stays on the stack, which writes to it cost nothing.
+func (s *Signal) read(sent, answered int64, now time.Time, resp *http.Response, err error, statuses []int, rd *dialects.Reader, quotas []dialects.Quota) {
 	*s = Signal{Sent: sent, Answered: answered}
 	if err != nil || resp == nil {
 		s.Failed = true
@@ -82,9 +84,9 @@ func (s *Signal) read(sent, answered int64, now time.Time, resp *http.Response, 
 	}
 	var r dialects.Reading
 	if rd != nil {
-		r = rd.Read(resp, now)
+		r = rd.ReadInto(quotas, resp, now)
 	} else {
-		r = dialects.Read(resp, now)
+		r = dialects.ReadInto(quotas, resp, now)
 	}
 	s.Throttled = s.Throttled || r.Throttled
 	if resp.StatusCode >= 400 {
