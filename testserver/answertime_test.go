@@ -52,40 +52,35 @@ func TestAnswerMeasuresFromItsOwnInstant(t *testing.T) {
 		assert.Equal(t, `"api";r=198;t=1`, w.Header().Get("RateLimit"))
 	})
 
-	t.Run("a denial decided slowly", func(t *testing.T) {
+	// denied answers the second request to a bucket of one refilling every 1.5 s, decided with the
+	// clock read before the store's trip of d and written after it.
+	denied := func(t *testing.T, d time.Duration, opts ...Option) *httptest.ResponseRecorder {
+		t.Helper()
 		clock := newFakeClock()
 		l := mustLimiter([]Rule{{Name: "api", Algorithm: "token-bucket", Limit: 2, Window: 3 * time.Second, Burst: 1}},
-			WithClock(clock.Now), hook(clock))
+			append([]Option{WithClock(clock.Now), hook(clock)}, opts...)...)
 		require.Equal(t, http.StatusOK, serveAt(t, l, clock, &lag).Code)
-		// The next token comes 1.5 s after the first; the store answers 0.6 s after the clock read.
-		lag = 600 * time.Millisecond
+		lag = d
 		w := serveAt(t, l, clock, &lag)
 		require.Equal(t, http.StatusTooManyRequests, w.Code)
+		return w
+	}
+
+	t.Run("a denial decided slowly", func(t *testing.T) {
+		w := denied(t, 600*time.Millisecond)
 		assert.Equal(t, "1", w.Header().Get("Retry-After"), "0.9 s remain when the answer leaves")
 	})
 
 	t.Run("a lag longer than the wait", func(t *testing.T) {
-		clock := newFakeClock()
-		l := mustLimiter([]Rule{{Name: "api", Algorithm: "token-bucket", Limit: 2, Window: 3 * time.Second, Burst: 1}},
-			WithClock(clock.Now), hook(clock))
-		require.Equal(t, http.StatusOK, serveAt(t, l, clock, &lag).Code)
-		lag = 2 * time.Second // the token came back 0.5 s before the answer left
-		w := serveAt(t, l, clock, &lag)
-		require.Equal(t, http.StatusTooManyRequests, w.Code)
+		w := denied(t, 2*time.Second) // the token came back 0.5 s before the answer left
 		assert.Equal(t, "1", w.Header().Get("Retry-After"), "a denial names a wait")
 		assert.Equal(t, `"api";r=0;t=0`, w.Header().Get("RateLimit"))
 	})
 
 	t.Run("a store that decides at its own clock", func(t *testing.T) {
-		clock := newFakeClock()
 		mem, err := NewMemoryStore(0)
 		require.NoError(t, err)
-		l := mustLimiter([]Rule{{Name: "api", Algorithm: "token-bucket", Limit: 2, Window: 3 * time.Second, Burst: 1}},
-			WithClock(clock.Now), hook(clock), WithStore(ownClockStore{mem}))
-		require.Equal(t, http.StatusOK, serveAt(t, l, clock, &lag).Code)
-		lag = 600 * time.Millisecond
-		w := serveAt(t, l, clock, &lag)
-		require.Equal(t, http.StatusTooManyRequests, w.Code)
+		w := denied(t, 600*time.Millisecond, WithStore(ownClockStore{mem}))
 		assert.Equal(t, "2", w.Header().Get("Retry-After"), "its waits are measured from its own decision: left as they are")
 	})
 
