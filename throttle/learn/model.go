@@ -79,6 +79,8 @@ type model struct {
 	// by maxPause unless it is negative (WithMaxPause; -1 by default: no bound).
 	pauseUntil int64
 	maxPause   int64
+	// pausePrev is the end of the pause before pauseUntil's (0: none): see pauseEndedBy.
+	pausePrev int64
 
 	// inFlight is how many requests are sent and not answered.
 	inFlight int
@@ -117,4 +119,13 @@ func (m *model) serverInterval() float64 {
 		iv = float64(li)
 	}
 	return iv / (1 - m.tun.Headroom)
+}
+
+// pauseEndedBy returns the end of the latest pause the server asked for that is over at t (0:
+// none): nothing was sent during it, so no rate is measured across it.
+func (m *model) pauseEndedBy(t int64) int64 {
+	if m.pauseUntil <= t {
+		return m.pauseUntil
+	}
+	return m.pausePrev
 }

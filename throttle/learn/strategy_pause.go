@@ -27,6 +27,9 @@ func (pauseStrategy) observe(t int64, s *Signal, m *model) string {
 		return ""
 	}
 	running := m.pauseUntil > t
+	if !running {
+		m.pausePrev = m.pauseUntil
+	}
 	m.pauseUntil = until
 	if running {
 		// The answers to the requests in flight with the one that drew the pause bring their own
