@@ -150,7 +150,7 @@ func (l *Learner) Resume(now time.Time) {
 	if l.m.pauseUntil <= t {
 		return
 	}
-	l.m.pauseUntil = 0
+	l.m.pauseUntil = t // it ends now: nothing is measured across the part held (pauseEndedBy)
 	l.emit(now, "pause: resumed by hand")
 	l.arbitrate(t, now)
 }

@@ -33,3 +33,27 @@ func TestAPauseIsNoRateTheServerAdmits(t *testing.T) {
 		t.Errorf("pace %.3g/s after the second throttle, want at least 50/s (100/s were admitted, the pause is not the server's rate); events %q", rate, *events)
 	}
 }
+
+// TestAPauseEndedByHandIsNoRateEither: a pause ended early (Throttle.Resume) ends there, and no rate
+// is measured across the part of it that was held.
+func TestAPauseEndedByHandIsNoRateEither(t *testing.T) {
+	l, events, ms := observedLearner(t)
+	for i := range 100 {
+		send(t, l, ms(10*i))
+		l.ObserveAttempt(ms(10*i), ms(10*i+1), resp(200), nil)
+	}
+	l.ObserveAttempt(ms(999), ms(1000), resp(429, "Retry-After: 5"), nil)
+	for i := range 3 {
+		l.ObserveAttempt(ms(996+i), ms(1001+i), resp(200), nil)
+	}
+	l.Resume(ms(1500))
+	for i := range 5 {
+		l.ObserveAttempt(ms(1500+5*i), ms(1501+5*i), resp(200), nil)
+	}
+	l.ObserveAttempt(ms(1525), ms(1526), resp(429), nil)
+	l.ObserveAttempt(ms(1601), ms(1602), resp(200), nil)
+	l.ObserveAttempt(ms(1610), ms(1611), resp(429), nil)
+	if rate := l.Rate(); rate < 50 {
+		t.Errorf("pace %.3g/s after the second throttle, want at least 50/s (100/s were admitted, the held half second is not the server's rate); events %q", rate, *events)
+	}
+}
