@@ -22,8 +22,12 @@ type declaredStrategy struct {
 	// upper is credit without the jitter margin: the most the server can have had left. The
 	// credit is spent (it must not overdraw); the upper bound judges the kind experiment (a
 	// request admitted with no quota left for it by any count).
-	upper      int64
-	sendsAt    int64 // m.sends.n when credit was set
+	upper   int64
+	sendsAt int64 // m.sends.n when credit was set
+	// own is how many of this client's own sends the credit was lowered by when it was set (those
+	// the answer had not seen): claims of this client on the remaining count, which plan weighs
+	// against its share (see ownClaims).
+	own        int64
 	creditTime int64 // answer time of the response that set it
 	newestSent int64 // send time of the request whose answer set it
 	hasCredit  bool
@@ -78,6 +82,15 @@ func (d *declaredStrategy) current(m *model) int64 {
 		return d.credit
 	}
 	return d.credit - (m.sends.n - d.sendsAt)
+}
+
+// ownClaims is how many of this client's sends the credit left now is lowered by: those the
+// answer that set it had not seen, and those sent since.
+func (d *declaredStrategy) ownClaims(m *model) int64 {
+	if !d.hasCredit {
+		return 0
+	}
+	return d.own + (m.sends.n - d.sendsAt)
 }
 
 // currentUpper is the upper bound on the credit left now (see upper).
@@ -330,10 +343,13 @@ func (d *declaredStrategy) observe(t int64, s *Signal, m *model) string {
 		// one that left in the same instant (overtaken on the way), can only lower it.
 		// Requests that left up to a jitter margin before this one may have arrived after it,
 		// unseen too: counting them keeps a reordering on the way from drawing a throttle.
-		c := s.Remaining - m.sends.unseenBy(s.Sent, m.rtt.margin(m.tun.JitterMargin))
+		own := m.sends.unseenBy(s.Sent, m.rtt.margin(m.tun.JitterMargin))
+		c := s.Remaining - own
 		up := s.Remaining - m.sends.after(s.Sent) // those in the same instant may have been seen
 		if s.Sent <= d.newestSent && d.hasCredit {
-			c = min(c, d.current(m))
+			if cur := d.current(m); cur < c {
+				c, own = cur, d.ownClaims(m)
+			}
 			up = min(up, d.currentUpper(m))
 		}
 		if m.kind == KindWhole && d.leastLeft >= 0 {
@@ -342,11 +358,13 @@ func (d *declaredStrategy) observe(t int64, s *Signal, m *model) string {
 			// requests still unanswered can have come after it. A bound that holds however wide
 			// the jitter margin grows (a loaded host's round trips), where the count of unseen
 			// sends above treats every send within the margin as unanswered.
-			c = max(c, d.leastLeft-int64(m.inFlight))
+			if least := d.leastLeft - int64(m.inFlight); least > c {
+				c, own = least, int64(m.inFlight)
+			}
 		}
 		d.upper = up
 		d.newestSent = max(d.newestSent, s.Sent)
-		d.credit = c
+		d.credit, d.own = c, own
 		d.sendsAt, d.creditTime, d.hasCredit = m.sends.n, s.Answered, true
 		d.holdUntil = 0
 		if d.credit <= 0 && (m.kind == KindWhole || (m.kind != KindCounter && d.backBeforePace(s, m))) {
@@ -487,8 +505,17 @@ func (d *declaredStrategy) plan(t int64, m *model) plan {
 			p.burst = 1
 		}
 	}
-	// Of what remains, this client spends its share: the others on the key spend theirs.
-	c = int64(float64(c) * m.share)
+	// Of what remains, this client spends its share: the others on the key spend theirs. The
+	// remaining count the share is taken of is the one the answer said: this client's own sends
+	// since (or unseen by it) are its claims on it, already taken from its share, not a part of
+	// the quota the others left. Taken of the count less them, each answer handed out the share
+	// of what the others' unseen claims still held, again: ten clients spending a tenth of every
+	// count they were told emptied each window within it and were refused at every reset (a
+	// third of all attempts against a fixed window of 50/s behind 50 ms).
+	if m.share < 1 {
+		own := d.ownClaims(m)
+		c = int64(float64(c+own)*m.share) - own
+	}
 	p.credit = max(c, 0)
 	if c <= 0 && d.holdUntil > t {
 		// At the reset the quota is back: one request goes then, from a credit of one, not a
