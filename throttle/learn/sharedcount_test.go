@@ -1,8 +1,12 @@
 package learn_test
 
 import (
+	"math"
 	"strconv"
 	"testing"
+	"time"
+
+	"github.com/steadyhttp/steady/throttle/learn"
 )
 
 // TestAShareIsOfTheCountOnce: a client that shares a key spends its share of what the server
@@ -70,4 +74,76 @@ func TestAShareIsOfTheCountOnce(t *testing.T) {
 		}
 		t.Logf("rtt %d ms: %d sent of a window of 100 with half of it", rtt, sent)
 	}
+}
+
+// halvedShare returns a learner of a key declared 100 per minute whose share a throttle with
+// credit left (another client spent the quota) halved n times, the clock (ms from its start) and
+// the first instant after the last halving's pause, at a window's start.
+func halvedShare(t *testing.T, n int) (*learn.Learner, func(int) time.Time, int) {
+	t.Helper()
+	l, _, ms := observedLearner(t)
+	policy := `RateLimit-Policy: "w";q=100;w=60`
+	for k := range n {
+		at := k * 61_000
+		send(t, l, ms(at))
+		l.ObserveAttempt(ms(at), ms(at+1), resp(200, policy, `RateLimit: "w";r=99;t=60`), nil)
+		send(t, l, ms(at+2))
+		l.ObserveAttempt(ms(at+2), ms(at+3), resp(429, policy, `RateLimit: "w";r=0;t=60`, "Retry-After: 60"), nil)
+	}
+	if got, want := shareOf(l), math.Pow(0.5, float64(n)); got > 1.1*want { // the answers between grow it a little
+		t.Fatalf("share %.4f after %d halvings, want about %.4f", got, n, want)
+	}
+	return l, ms, n * 61_000
+}
+
+// shareOf is the share of the declared 100 per minute that l paces at (its pace less the headroom).
+func shareOf(l *learn.Learner) float64 {
+	return l.Rate() * 60 / 100 / (1 - learn.DefaultTuning().Headroom)
+}
+
+// runWindows runs a client of l for windows of a minute from start, sending whatever it lets go,
+// each answered a millisecond later with the remaining count left(sent in the window so far), and
+// returns its share at the end of each window.
+func runWindows(t *testing.T, l *learn.Learner, ms func(int) time.Time, start, windows int, left func(sent int) int) []float64 {
+	t.Helper()
+	policy := `RateLimit-Policy: "w";q=100;w=60`
+	var shares []float64
+	for w := range windows {
+		sent := 0
+		for now := start + w*60_000; now < start+(w+1)*60_000; now++ {
+			r, err := l.Reserve(ms(now))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := r.Delay(ms(now)); d > 0 {
+				r.Cancel(ms(now))
+				now += int(d.Milliseconds())
+				continue
+			}
+			sent++
+			reset := strconv.Itoa((start + (w+1)*60_000 - now + 999) / 1000)
+			l.ObserveAttempt(ms(now), ms(now+1), resp(200, policy, `RateLimit: "w";r=`+strconv.Itoa(left(sent))+`;t=`+reset), nil)
+			now++
+		}
+		shares = append(shares, shareOf(l))
+	}
+	return shares
+}
+
+// TestAShareGrowsSlowlyAtTheQuotasEdge: where the others spend all but a thin cushion (10 of 100
+// left once this client has sent its share of the window), the share grows in proportion to what
+// the count says is left: by the probe's gain times at most (10 + its share's 12.5)/100 per window,
+// not the whole gain, which made ten clients at the quota's edge outgrow it each window together
+// (the twentieth of the quota that each added made half the quota more). The bound is twice that
+// over ten windows: 0.225; the whole gain would be 0.5.
+func TestAShareGrowsSlowlyAtTheQuotasEdge(t *testing.T) {
+	l, ms, start := halvedShare(t, 3)
+	from := shareOf(l)
+	budget := int(math.Round(from * 100))
+	shares := runWindows(t, l, ms, start, 10, func(sent int) int { return max(10+budget-sent, 0) })
+	g := learn.DefaultTuning().ProbeGain
+	if grown, bound := shares[len(shares)-1]-from, 2*10*g*float64(10+budget)/100; grown > bound {
+		t.Fatalf("share %.3f -> %.3f over ten windows (%.3f), want at most %.3f grown", from, shares[len(shares)-1], shares, bound)
+	}
+	t.Logf("share %.3f -> %.3f over ten windows (%.3f)", from, shares[len(shares)-1], shares)
 }
