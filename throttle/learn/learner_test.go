@@ -492,3 +492,58 @@ func TestWithTuningRefusesOutOfRange(t *testing.T) {
 		}
 	}
 }
+
+// TestABareThrottleContradictsTheHeaders: a throttle that says nothing of the quota, for a request
+// the believed headers left room for, counts against them. HAProxy refusing at 100/s with a bare
+// 429 and `Retry-After: 1`, in front of a backend whose every answer declared 100,000,000 per
+// second: the headers were believed through 320 throttles in 3,000 requests (10.7 % of attempts,
+// 1.76x the least time), and the pace stayed the backend's. Distrusted after DistrustAfter such
+// throttles, the headerless law learns the proxy's rate. A bare throttle for a request sent with
+// nothing left is no contradiction (an API whose own refusals carry no count).
+func TestABareThrottleContradictsTheHeaders(t *testing.T) {
+	backend := []string{`RateLimit: "default";r=99999999;t=1`, `RateLimit-Policy: "default";q=100000000;w=1`,
+		"X-RateLimit-Limit: 100000000", "X-RateLimit-Remaining: 99999999", "X-RateLimit-Reset: 1"}
+	l, events, ms := observedLearner(t)
+	now, throttles := 0, 0
+	for i := 0; i < 400 && (i == 0 || l.LearnedLimit().Source == "declared"); i++ {
+		r, err := l.Reserve(ms(now))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := r.Delay(ms(now)); d > 0 {
+			r.Cancel(ms(now))
+			now += int(d.Milliseconds()) + 1
+			continue
+		}
+		if i%4 == 3 {
+			throttles++
+			l.ObserveAttempt(ms(now), ms(now+1), resp(429, "Retry-After: 1", "Content-Type: text/plain"), nil)
+		} else {
+			l.ObserveAttempt(ms(now), ms(now+1), resp(200, backend...), nil)
+		}
+		now += 2
+	}
+	if got := l.LearnedLimit(); got.Source == "declared" || throttles > learn.DefaultTuning().DistrustAfter {
+		t.Fatalf("after %d bare throttles: %+v (events %q)", throttles, got, *events)
+	}
+
+	// Nothing left said: the bare throttle is the quota's own, the headers stand.
+	l, events, ms = observedLearner(t)
+	policy := `RateLimit-Policy: "w";q=10;w=60`
+	for i := range 3 {
+		send(t, l, ms(i))
+		l.ObserveAttempt(ms(i), ms(i+1), resp(200, policy, `RateLimit: "w";r=`+strconv.Itoa(2-i)+`;t=60`), nil)
+	}
+	for i := range 3 {
+		at := ms(61_000 * (i + 1))
+		r, err := l.Reserve(at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		at = at.Add(r.Delay(at))
+		l.ObserveAttempt(at, at.Add(time.Millisecond), resp(429, "Retry-After: 1"), nil)
+	}
+	if got := l.LearnedLimit(); got.Source != "declared" {
+		t.Fatalf("bare throttles with nothing left distrusted the headers: %+v (events %q)", got, *events)
+	}
+}

@@ -150,6 +150,19 @@ func (d *declaredStrategy) observe(t int64, s *Signal, m *model) string {
 		return ""
 	}
 	if !s.headers() {
+		if s.Throttled && m.trust == trustBelieved {
+			// A throttle that says nothing of the quota, for a request the headers had left
+			// room for beyond all those in flight: whatever refused it keeps a limit the
+			// headers do not describe (a proxy's in front of an API that writes its own: HAProxy
+			// refusing at 100/s with a bare 429 before a backend that declared 100,000,000 per
+			// second, believed through 320 throttles in 3,000 requests). It counts against them
+			// as one that says quota remains. An API whose own refusals carry no count and whose
+			// quota another client spent looks the same; its headers are distrusted after as
+			// many, and the headerless law learns the rate they no longer tell.
+			if c, _, known := d.creditAtSend(s.Sent, m); known && c > 1+int64(m.inFlight) {
+				return d.contradicted(m, "refused without a count while quota was said to remain")
+			}
+		}
 		return ""
 	}
 	var ev string
@@ -254,18 +267,8 @@ func (d *declaredStrategy) observe(t int64, s *Signal, m *model) string {
 			d.halveShare(s, m)
 			ev = join(ev, fmt.Sprintf("share -> %.3g of the quota (throttled with credit left, the quota said spent: another client spends it)", m.share))
 		} else if (known && c > 1+int64(m.inFlight) && !saysSpent) || (s.HasRemaining && s.Remaining > 0) {
-			// Contradictions count until the server admits a whole declared quota without
-			// another: races with other clients, one now and one a day later, are no server that
-			// over-claims, and a lying one never admits what it claims (counted by time, a
-			// lie answered with a Retry-After longer than the window was never distrusted).
-			if m.liveContradictions() == 0 {
-				m.contradictions, m.contradictedAt = 0, m.successes
-			}
-			m.contradictions++
-			if m.contradictions >= m.tun.DistrustAfter {
-				m.trust = trustDistrusted
-				return join(ev, fmt.Sprintf("declared %d/%v -> distrusted (%d throttles with quota said to remain)",
-					m.limit, durationOf(m.window), m.contradictions))
+			if note := d.contradicted(m, "with quota said to remain"); note != "" {
+				return join(ev, note)
 			}
 		} else if known && up <= 0 && m.kind != KindUnknown && m.kind != KindWhole && s.Sent > d.shareCutAt {
 			// Throttled at the declared pace (no credit was spent on it) once the kind is known:
@@ -377,6 +380,24 @@ func (d *declaredStrategy) observe(t int64, s *Signal, m *model) string {
 		}
 	}
 	return ev
+}
+
+// contradicted counts one throttle that contradicts the believed headers (why says how) and
+// returns the event when it makes them distrusted, for the learner's life (see observe). The count
+// starts again once the server has admitted a whole declared quota since the first: races with
+// other clients, one now and one a day later, are no server that over-claims, and a lying one
+// never admits what it claims (counted by time, a lie answered with a Retry-After longer than the
+// window was never distrusted).
+func (d *declaredStrategy) contradicted(m *model, why string) string {
+	if m.liveContradictions() == 0 {
+		m.contradictions, m.contradictedAt = 0, m.successes
+	}
+	m.contradictions++
+	if m.contradictions < m.tun.DistrustAfter {
+		return ""
+	}
+	m.trust = trustDistrusted
+	return fmt.Sprintf("declared %d/%v -> distrusted (%d throttles %s)", m.limit, durationOf(m.window), m.contradictions, why)
 }
 
 // narrowReset keeps the latest the reset can be, in the answers' time (an answer's time plus the
