@@ -527,6 +527,50 @@ func TestABareThrottleContradictsTheHeaders(t *testing.T) {
 		t.Fatalf("after %d bare throttles: %+v (events %q)", throttles, got, *events)
 	}
 
+	// Refusals that are not bare leave the headers believed however many: a 503 (a throttle
+	// status here), a units quota's refusal (GitHub's GraphQL points), a global limit's
+	// (Discord's).
+	for _, c := range []struct {
+		name string
+		resp func() *http.Response
+	}{
+		{"503", func() *http.Response { return resp(503, "Retry-After: 1") }},
+		{"units quota", func() *http.Response {
+			return resp(403, "X-GitHub-Request-Id: CE0C:1C5B:1A2B3C:1B2C3D:65F0A1B2", "X-RateLimit-Resource: graphql",
+				"X-RateLimit-Limit: 5000", "X-RateLimit-Remaining: 0", "X-RateLimit-Used: 5000", "X-RateLimit-Reset: "+strconv.FormatInt(ms(0).Unix()+1, 10))
+		}},
+		{"global limit", func() *http.Response {
+			return resp(429, "X-RateLimit-Global: true", "X-RateLimit-Scope: global", "Retry-After: 1")
+		}},
+	} {
+		var events []string
+		l, err := learn.New(learn.WithThrottleStatuses(429, 503), learn.WithObserver(func(e learn.Event) { events = append(events, e.Detail) }))
+		if err != nil {
+			t.Fatal(err)
+		}
+		now := 0
+		for i := 0; i < 200; i++ {
+			r, err := l.Reserve(ms(now))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := r.Delay(ms(now)); d > 0 {
+				r.Cancel(ms(now))
+				now += int(d.Milliseconds()) + 1
+				continue
+			}
+			if i%4 == 3 {
+				l.ObserveAttempt(ms(now), ms(now+1), c.resp(), nil)
+			} else {
+				l.ObserveAttempt(ms(now), ms(now+1), resp(200, backend...), nil)
+			}
+			now += 2
+		}
+		if got := l.LearnedLimit(); got.Source != "declared" {
+			t.Errorf("%s: distrusted the headers: %+v (events %q)", c.name, got, events)
+		}
+	}
+
 	// Nothing left said: the bare throttle is the quota's own, the headers stand.
 	l, events, ms = observedLearner(t)
 	policy := `RateLimit-Policy: "w";q=10;w=60`

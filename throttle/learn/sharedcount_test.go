@@ -68,8 +68,9 @@ func TestAShareIsOfTheCountOnce(t *testing.T) {
 			left := max(100-2*(sent-len(flight)), 0)
 			l.ObserveAttempt(ms(s), ms(at), resp(200, policy, say(left, 59)), nil)
 		}
-		// Half of the window, and the request the reserve may keep back, at most.
-		if sent > 51 {
+		// Half of the window, and the request the reserve may keep back, at most; and at
+		// least most of that half (a client that spent nothing would pass the first bound).
+		if sent > 51 || sent < 45 {
 			t.Errorf("rtt %d ms: a client with half the quota sent %d of a window of 100 (events %q)", rtt, sent, *events)
 		}
 		t.Logf("rtt %d ms: %d sent of a window of 100 with half of it", rtt, sent)
@@ -142,6 +143,10 @@ func TestAShareGrowsSlowlyAtTheQuotasEdge(t *testing.T) {
 	budget := int(math.Round(from * 100))
 	shares := runWindows(t, l, ms, start, 10, func(sent int) int { return max(10+budget-sent, 0) })
 	g := learn.DefaultTuning().ProbeGain
+	// And it does grow: at least by the gain times the cushion alone (10 of 100), halved.
+	if grown, least := shares[len(shares)-1]-from, 10*g*10/100/2; grown < least {
+		t.Fatalf("share %.3f -> %.3f over ten windows (%.3f), want at least %.3f grown", from, shares[len(shares)-1], shares, least)
+	}
 	if grown, bound := shares[len(shares)-1]-from, 2*10*g*float64(10+budget)/100; grown > bound {
 		t.Fatalf("share %.3f -> %.3f over ten windows (%.3f), want at most %.3f grown", from, shares[len(shares)-1], shares, bound)
 	}

@@ -14,6 +14,9 @@ type Signal struct {
 	Sent, Answered int64 // when the attempt left, and when its outcome came back
 	Failed         bool  // no response: a transport error teaches nothing about the quota
 	Throttled      bool  // a throttle status (429 by default)
+	// Bare is set on a 429 that declares no quota of any kind and names no global limit: a
+	// refusal that says nothing of what refused it (a proxy's in front of the API, say).
+	Bare bool
 
 	Limit        int64 // declared quota per Window (0: not said)
 	Window       int64 // declared window in nanoseconds (0: not said)
@@ -94,6 +97,7 @@ func (s *Signal) read(sent, answered int64, now time.Time, resp *http.Response, 
 		s.RetryAfter, s.HasRetry = int64(r.RetryAfter), r.HasRetryAfter
 	}
 	if len(r.Quotas) == 0 {
+		s.Bare = s.Throttled && resp.StatusCode == http.StatusTooManyRequests && r.Scope != dialects.ScopeGlobal
 		return // the common answer: no quota declared
 	}
 	if q, ok := r.QuotaOf(dialects.UnitRequests); ok {

@@ -49,6 +49,7 @@ type declaredStrategy struct {
 	resetAt               int64 // the latest the reset can be, in the answers' time (see narrowReset); 0: none said
 	leastLeft             int64 // the least remaining any answer since that reset began said; -1: none yet
 	shareCutAt            int64 // when the share was last halved: throttles sent before it are of that epoch
+	bareAt                int64 // when a bare 429 last counted against the headers: those sent before it do not
 	// resetLate is how much later than its answers say the reset comes (0 until seen): a server
 	// that writes its reset in whole seconds truncated (ulule's expiration.Unix()) says a second
 	// that begins up to a second before the instant it means. Learned from a refusal of the first
@@ -150,17 +151,21 @@ func (d *declaredStrategy) observe(t int64, s *Signal, m *model) string {
 		return ""
 	}
 	if !s.headers() {
-		if s.Throttled && m.trust == trustBelieved {
-			// A throttle that says nothing of the quota, for a request the headers had left
-			// room for beyond all those in flight: whatever refused it keeps a limit the
-			// headers do not describe (a proxy's in front of an API that writes its own: HAProxy
-			// refusing at 100/s with a bare 429 before a backend that declared 100,000,000 per
-			// second, believed through 320 throttles in 3,000 requests). It counts against them
-			// as one that says quota remains. An API whose own refusals carry no count and whose
-			// quota another client spent looks the same; its headers are distrusted after as
-			// many, and the headerless law learns the rate they no longer tell.
+		if s.Bare && m.trust == trustBelieved && s.Sent > d.bareAt {
+			// A 429 that says nothing of any quota, for a request the headers had left room
+			// for beyond all those in flight: whatever refused it keeps a limit the headers do
+			// not describe (a proxy's in front of an API that writes its own: HAProxy refusing at
+			// 100/s with a bare 429 before a backend that declared 100,000,000 per second,
+			// believed through 320 throttles in 3,000 requests). It counts against them as one
+			// that says quota remains, once for the requests already on their way when it was
+			// answered (one collision refuses them all). A 503, a units quota's refusal
+			// (GitHub's GraphQL points) or a global limit's (Discord's) is not bare. An API
+			// whose own refusals carry no count and whose quota another client spent looks the
+			// same; its headers are distrusted after as many, for the learner's life, and the
+			// headerless law learns the rate they no longer tell.
 			if c, _, known := d.creditAtSend(s.Sent, m); known && c > 1+int64(m.inFlight) {
-				return d.contradicted(m, "refused without a count while quota was said to remain")
+				d.bareAt = s.Answered
+				return d.contradicted(m, "refused by a bare 429 while quota was said to remain")
 			}
 		}
 		return ""
