@@ -152,3 +152,42 @@ func TestAShareGrowsSlowlyAtTheQuotasEdge(t *testing.T) {
 	}
 	t.Logf("share %.3f -> %.3f over ten windows (%.3f)", from, shares[len(shares)-1], shares)
 }
+
+// TestAShareGrowsInABucketSmallerThanItsLimit: a bucket declared as 100 per minute whose answers
+// never say more than 9 left is full at 9, not at the quota's edge: a client alone there, its share
+// halved, grows back by the whole gain, the count taken of the most any answer said. Of the
+// declared 100 it read as a quota at its edge and grew a tenth as fast (0.5 -> 0.55 over 600
+// answers). Over 600 answers at 9 of 10 left, each adding ProbeGain × 0.9/(share × 100) of a
+// share, a share of at most 1 grows by at least 600 × 0.05 × 0.9/100 = 0.27: half of it is asked.
+func TestAShareGrowsInABucketSmallerThanItsLimit(t *testing.T) {
+	l, events, ms := observedLearner(t)
+	quota := func(left string) []string {
+		return []string{"X-RateLimit-Limit: 100", "X-RateLimit-Remaining: " + left, "X-RateLimit-Reset: 60"}
+	}
+	send(t, l, ms(0))
+	l.ObserveAttempt(ms(0), ms(1), resp(200, quota("9")...), nil)
+	send(t, l, ms(2))
+	l.ObserveAttempt(ms(2), ms(3), resp(429, quota("0")...), nil)
+	from := shareOf(l)
+	if from > 0.55 {
+		t.Fatalf("share %.3f, want it halved (events %q)", from, *events)
+	}
+	now, answers := 60_000, 0
+	for answers < 600 && now < 100*60_000 {
+		r, err := l.Reserve(ms(now))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := r.Delay(ms(now)); d > 0 {
+			r.Cancel(ms(now))
+			now += int(d / time.Millisecond)
+			continue
+		}
+		l.ObserveAttempt(ms(now), ms(now+1), resp(200, quota("9")...), nil)
+		answers++
+		now += 2
+	}
+	if grown, least := shareOf(l)-from, 600*0.05*0.9/100/2; grown < least {
+		t.Fatalf("share %.3f -> %.3f over %d answers, want at least %.3f grown (events %q)", from, shareOf(l), answers, least, *events)
+	}
+}

@@ -322,11 +322,12 @@ func (d *declaredStrategy) observe(t int64, s *Signal, m *model) string {
 		// answers: share×limit of them come back in a window), so that clients that halve on a
 		// collision and grow alike converge to equal shares (AIMD's fairness), by the probe's
 		// gain of the declared rate per window times the part of the quota the count says is
-		// left: the cushion the key's clients leave it. Far below the quota's edge that is the
-		// whole gain; near it, a fraction, so that clients there outgrow it seldom (each growing
-		// by the whole gain, ten clients at the edge outgrew the quota by half of it per window
-		// together, and collided in each window).
-		left := min(float64(s.Remaining)/float64(m.limit), 1)
+		// left: the cushion the key's clients leave it, of the most any answer said (a bucket
+		// smaller than its declared limit is full at its own size, not at the quota's edge).
+		// Far below the edge that is the whole gain; near it, a fraction, so that clients there
+		// outgrow it seldom (each growing by the whole gain, ten clients at the edge outgrew the
+		// quota by half of it per window together, and collided in each window).
+		left := min(float64(s.Remaining)/float64(max(min(d.mostLeft+1, m.limit), 1)), 1)
 		m.share = min(m.share+m.tun.ProbeGain*left/(m.share*float64(m.limit)), 1)
 	} else if !s.Throttled && m.share < 1 && d.spareUnseen(m) {
 		// No answer of a bucket that holds no more than the reserve can show spare: the others'
