@@ -504,25 +504,8 @@ func TestABareThrottleContradictsTheHeaders(t *testing.T) {
 	backend := []string{`RateLimit: "default";r=99999999;t=1`, `RateLimit-Policy: "default";q=100000000;w=1`,
 		"X-RateLimit-Limit: 100000000", "X-RateLimit-Remaining: 99999999", "X-RateLimit-Reset: 1"}
 	l, events, ms := observedLearner(t)
-	now, throttles := 0, 0
-	for i := 0; i < 400 && (i == 0 || l.LearnedLimit().Source == "declared"); i++ {
-		r, err := l.Reserve(ms(now))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if d := r.Delay(ms(now)); d > 0 {
-			r.Cancel(ms(now))
-			now += int(d.Milliseconds()) + 1
-			continue
-		}
-		if i%4 == 3 {
-			throttles++
-			l.ObserveAttempt(ms(now), ms(now+1), resp(429, "Retry-After: 1", "Content-Type: text/plain"), nil)
-		} else {
-			l.ObserveAttempt(ms(now), ms(now+1), resp(200, backend...), nil)
-		}
-		now += 2
-	}
+	bare := func() *http.Response { return resp(429, "Retry-After: 1", "Content-Type: text/plain") }
+	throttles := everyFourthRefused(t, l, ms, 400, backend, bare, func() bool { return l.LearnedLimit().Source != "declared" })
 	if got := l.LearnedLimit(); got.Source == "declared" || throttles > learn.DefaultTuning().DistrustAfter {
 		t.Fatalf("after %d bare throttles: %+v (events %q)", throttles, got, *events)
 	}
@@ -548,24 +531,7 @@ func TestABareThrottleContradictsTheHeaders(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		now := 0
-		for i := 0; i < 200; i++ {
-			r, err := l.Reserve(ms(now))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if d := r.Delay(ms(now)); d > 0 {
-				r.Cancel(ms(now))
-				now += int(d.Milliseconds()) + 1
-				continue
-			}
-			if i%4 == 3 {
-				l.ObserveAttempt(ms(now), ms(now+1), c.resp(), nil)
-			} else {
-				l.ObserveAttempt(ms(now), ms(now+1), resp(200, backend...), nil)
-			}
-			now += 2
-		}
+		everyFourthRefused(t, l, ms, 200, backend, c.resp, func() bool { return false })
 		if got := l.LearnedLimit(); got.Source != "declared" {
 			t.Errorf("%s: distrusted the headers: %+v (events %q)", c.name, got, events)
 		}
@@ -590,4 +556,43 @@ func TestABareThrottleContradictsTheHeaders(t *testing.T) {
 	if got := l.LearnedLimit(); got.Source != "declared" {
 		t.Fatalf("bare throttles with nothing left distrusted the headers: %+v (events %q)", got, *events)
 	}
+}
+
+// everyFourthRefused sends up to n requests as l lets them go (a request not due yet is cancelled
+// and the clock moves to when it would be), each answered a millisecond after it left: every fourth
+// by refused(), the others admitted with the header lines ok. It stops early once done reports
+// true, and returns how many were refused.
+func everyFourthRefused(t *testing.T, l *learn.Learner, ms func(int) time.Time, n int, ok []string, refused func() *http.Response, done func() bool) int {
+	t.Helper()
+	now, count := 0, 0
+	for sent := 0; sent < n && (sent == 0 || !done()); {
+		if d := waitFor(t, l, ms(now)); d > 0 {
+			now += int(d.Milliseconds()) + 1
+			continue
+		}
+		sent++
+		if sent%4 == 0 {
+			count++
+			l.ObserveAttempt(ms(now), ms(now+1), refused(), nil)
+		} else {
+			l.ObserveAttempt(ms(now), ms(now+1), resp(200, ok...), nil)
+		}
+		now += 2
+	}
+	return count
+}
+
+// waitFor reserves one request at at: 0 when it is due then (and booked), else the reservation is
+// cancelled and its wait returned.
+func waitFor(t *testing.T, l *learn.Learner, at time.Time) time.Duration {
+	t.Helper()
+	r, err := l.Reserve(at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := r.Delay(at)
+	if d > 0 {
+		r.Cancel(at)
+	}
+	return d
 }

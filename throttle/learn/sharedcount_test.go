@@ -45,15 +45,7 @@ func TestAShareIsOfTheCountOnce(t *testing.T) {
 		at := now + rtt
 		for step := 0; step < 200; step++ {
 			// Everything due now goes.
-			for {
-				r, err := l.Reserve(ms(at))
-				if err != nil {
-					t.Fatal(err)
-				}
-				if r.Delay(ms(at)) != 0 {
-					r.Cancel(ms(at))
-					break
-				}
+			for waitFor(t, l, ms(at)) == 0 {
 				flight = append(flight, at)
 				sent++
 			}
@@ -112,12 +104,7 @@ func runWindows(t *testing.T, l *learn.Learner, ms func(int) time.Time, start, w
 	for w := range windows {
 		sent := 0
 		for now := start + w*60_000; now < start+(w+1)*60_000; now++ {
-			r, err := l.Reserve(ms(now))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if d := r.Delay(ms(now)); d > 0 {
-				r.Cancel(ms(now))
+			if d := waitFor(t, l, ms(now)); d > 0 {
 				now += int(d.Milliseconds())
 				continue
 			}
@@ -174,12 +161,7 @@ func TestAShareGrowsInABucketSmallerThanItsLimit(t *testing.T) {
 	}
 	now, answers := 60_000, 0
 	for answers < 600 && now < 100*60_000 {
-		r, err := l.Reserve(ms(now))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if d := r.Delay(ms(now)); d > 0 {
-			r.Cancel(ms(now))
+		if d := waitFor(t, l, ms(now)); d > 0 {
 			now += int(d / time.Millisecond)
 			continue
 		}
