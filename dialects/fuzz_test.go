@@ -91,7 +91,7 @@ func FuzzValue(f *testing.F) {
 	h := http.Header{"Date": {"Tue, 14 Nov 2023 22:13:20 GMT"}}
 	f.Fuzz(func(t *testing.T, v string) {
 		for _, p := range []func(string) (time.Duration, bool){
-			func(s string) (time.Duration, bool) { return parseReset(s, h, fuzzNow) },
+			func(s string) (time.Duration, bool) { d, _, ok := parseReset(s, h, fuzzNow); return d, ok },
 			parseGoDuration, parseMillis, parseSecondsValue,
 		} {
 			if d, ok := p(v); d < 0 || d > MaxDelay || (!ok && d != 0) {

@@ -91,8 +91,8 @@ func (gitHub) readForcedTo(resp *http.Response, now time.Time, quotas []Quota) R
 	} else if used, ok := parseCount(get(h, "X-Ratelimit-Used")); ok && q.Limit > 0 {
 		q.Remaining, q.HasRemaining, known = max(q.Limit-used, 0), true, true
 	}
-	if d, ok := parseReset(get(h, "X-Ratelimit-Reset"), h, now); ok {
-		q.Reset, q.HasReset, known = d, true, true
+	if d, at, ok := parseReset(get(h, "X-Ratelimit-Reset"), h, now); ok {
+		q.Reset, q.ResetAt, q.HasReset, known = d, at, true, true
 		q.ResetGrain = resetGrain(get(h, "X-Ratelimit-Reset"), h)
 	}
 	if known || resource != "" {

@@ -28,21 +28,21 @@ func TestGitHubFixtures(t *testing.T) {
 			resp: response(200, "", "Date", "Mon, 01 Jul 2013 17:27:06 GMT", "X-GitHub-Media-Type", "github.v3",
 				"X-RateLimit-Limit", "60", "X-RateLimit-Remaining", "56", "X-RateLimit-Reset", "1372700873"),
 			// 1372700873 is 17:47:53 UTC that day: 20 min 47 s after Date.
-			want: Reading{Dialect: "github", Quotas: []Quota{{Limit: 60, Remaining: 56, HasRemaining: true, Reset: 1247 * time.Second, HasReset: true, ResetGrain: 2 * time.Second}}},
+			want: Reading{Dialect: "github", Quotas: []Quota{{Limit: 60, Remaining: 56, HasRemaining: true, Reset: 1247 * time.Second, HasReset: true, ResetAt: time.Unix(1372700873, 0).UTC(), ResetGrain: 2 * time.Second}}},
 		},
 		{
 			name: "docs: primary limit exceeded, 403 with remaining 0",
 			resp: response(403, `{"message":"API rate limit exceeded for xxx.xxx.xxx.xxx."}`, "Date", "Tue, 20 Aug 2013 14:50:41 GMT", "X-GitHub-Media-Type", "github.v3",
 				"X-RateLimit-Limit", "60", "X-RateLimit-Remaining", "0", "X-RateLimit-Reset", "1377013266"),
 			want: Reading{Dialect: "github", Throttled: true, RetryAfter: 3025 * time.Second, HasRetryAfter: true, RetryAfterGrain: 2 * time.Second,
-				Quotas: []Quota{{Limit: 60, Remaining: 0, HasRemaining: true, Reset: 3025 * time.Second, HasReset: true, ResetGrain: 2 * time.Second}}},
+				Quotas: []Quota{{Limit: 60, Remaining: 0, HasRemaining: true, Reset: 3025 * time.Second, HasReset: true, ResetAt: time.Unix(1377013266, 0).UTC(), ResetGrain: 2 * time.Second}}},
 		},
 		{
 			name: "real search response: resource is the bucket, per-minute window",
 			resp: response(200, "", "Date", "Mon, 13 Jun 2022 11:48:53 GMT", "X-RateLimit-Limit", "30", "X-RateLimit-Remaining", "14",
 				"X-RateLimit-Reset", "1655120964", "X-RateLimit-Used", "16", "X-RateLimit-Resource", "search"),
 			want: Reading{Dialect: "github", Bucket: "search", Quotas: []Quota{{Name: "search", Limit: 30, Window: time.Minute, WindowAssumed: true,
-				Remaining: 14, HasRemaining: true, Reset: 31 * time.Second, HasReset: true, ResetGrain: 2 * time.Second}}},
+				Remaining: 14, HasRemaining: true, Reset: 31 * time.Second, HasReset: true, ResetAt: time.Unix(1655120964, 0).UTC(), ResetGrain: 2 * time.Second}}},
 		},
 		{
 			name: "secondary limit with retry-after and quota left",

@@ -212,13 +212,13 @@ func sfReset(v any, h http.Header, now time.Time) (d, grain time.Duration, ok bo
 			return 0, 0, false
 		}
 		s := strconv.FormatInt(n, 10)
-		d, ok = parseReset(s, h, now)
+		d, _, ok = parseReset(s, h, now)
 		return d, resetGrain(s, h), ok
 	case float64:
 		if math.IsNaN(n) || n < 0 {
 			return 0, 0, false
 		}
-		d, ok = parseReset(strconv.FormatFloat(n, 'f', -1, 64), h, now)
+		d, _, ok = parseReset(strconv.FormatFloat(n, 'f', -1, 64), h, now)
 		return d, 0, ok
 	}
 	return 0, 0, false

@@ -157,6 +157,11 @@ type Quota struct {
 	Reset time.Duration
 	// HasReset reports whether Reset was said.
 	HasReset bool
+	// ResetAt is the instant the server named as the reset, on its own clock and as written,
+	// when it wrote one (a Unix time or a date: X-RateLimit-Reset, GitHub's); the zero Time for
+	// a delay. Two answers name the same reset exactly when their ResetAt are equal, where their
+	// Resets, measured against a Date header truncated to the second, differ by up to a second.
+	ResetAt time.Time
 	// ResetGrain is how much Reset may overstate the true time, from the unit it was written in:
 	// a second for whole seconds (servers round the instant up), two for a Unix time in seconds
 	// measured against the Date header (truncated to the second), 0 when the value carried a

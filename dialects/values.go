@@ -117,15 +117,16 @@ func parseDate(s string) (time.Time, bool) {
 // seconds (above 1e9), Unix milliseconds (above 1e12), an ISO 8601 / RFC 3339 date, an HTTP-date or
 // a JavaScript Date string. Instants are measured against the response's Date header (else now),
 // an HTTP-date rounded up by its second (ratelimitheader.DateGrain, as Retry-After's). The result
-// is clamped to [0, MaxDelay].
-func parseReset(value string, h http.Header, now time.Time) (time.Duration, bool) {
+// is clamped to [0, MaxDelay]. at is the instant named, on the server's clock and as written, when
+// the value is one (a Unix time or a date); the zero Time for a delay (see Quota.ResetAt).
+func parseReset(value string, h http.Header, now time.Time) (d time.Duration, at time.Time, ok bool) {
 	value = trimOWS(value)
 	if value == "" {
-		return 0, false
+		return 0, time.Time{}, false
 	}
 	if len(value) < 10 || value[4] != '-' {
-		if d, ok := ratelimitheader.ParseReset(value, get(h, "Date"), now); ok {
-			return d, true
+		if d, at, ok := ratelimitheader.ParseResetAt(value, get(h, "Date"), now); ok {
+			return d, at.UTC(), true
 		}
 	}
 	if t, ok := ratelimitheader.ParseHTTPDate(value); ok {
@@ -134,13 +135,13 @@ func parseReset(value string, h http.Header, now time.Time) (time.Duration, bool
 		if d < MaxDelay {
 			d += ratelimitheader.DateGrain
 		}
-		return clampWait(d), true
+		return clampWait(d), t.UTC(), true
 	}
 	t, ok := parseDate(value)
 	if !ok {
-		return 0, false
+		return 0, time.Time{}, false
 	}
-	return clampWait(t.Sub(base(h, now))), true
+	return clampWait(t.Sub(base(h, now))), t.UTC(), true
 }
 
 // parseSecondsValue reads a non-negative decimal number of seconds ("64.57"), rounded up to the

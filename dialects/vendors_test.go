@@ -129,21 +129,21 @@ func TestDiscordFixtures(t *testing.T) {
 		{
 			name: "header format example", status: 200,
 			hdrs: []string{"X-RateLimit-Limit", "5", "X-RateLimit-Remaining", "0", "X-RateLimit-Reset", "1470173023", "X-RateLimit-Reset-After", "1", "X-RateLimit-Bucket", "abcd1234"},
-			want: Reading{Dialect: "discord", Bucket: "abcd1234", Quotas: []Quota{{Limit: 5, Remaining: 0, HasRemaining: true, Reset: time.Second, HasReset: true}}},
+			want: Reading{Dialect: "discord", Bucket: "abcd1234", Quotas: []Quota{{Limit: 5, Remaining: 0, HasRemaining: true, Reset: time.Second, HasReset: true, ResetAt: time.Unix(1470173023, 0).UTC()}}},
 		},
 		{
 			name: "exceeded user rate limit", status: 429,
 			hdrs: []string{"Content-Type", "application/json", "Retry-After", "65", "X-RateLimit-Limit", "10", "X-RateLimit-Remaining", "0",
 				"X-RateLimit-Reset", "1470173023.123", "X-RateLimit-Reset-After", "64.57", "X-RateLimit-Bucket", "abcd1234", "X-RateLimit-Scope", "user"},
 			want: Reading{Dialect: "discord", Throttled: true, RetryAfter: 65 * time.Second, HasRetryAfter: true, Bucket: "abcd1234",
-				Quotas: []Quota{{Limit: 10, Remaining: 0, HasRemaining: true, Reset: 64570 * time.Millisecond, HasReset: true}}},
+				Quotas: []Quota{{Limit: 10, Remaining: 0, HasRemaining: true, Reset: 64570 * time.Millisecond, HasReset: true, ResetAt: time.Unix(1470173023, 123000000).UTC()}}},
 		},
 		{
 			name: "exceeded shared resource rate limit", status: 429,
 			hdrs: []string{"Content-Type", "application/json", "Retry-After", "1337", "X-RateLimit-Limit", "10", "X-RateLimit-Remaining", "9",
 				"X-RateLimit-Reset", "1470173023.123", "X-RateLimit-Reset-After", "64.57", "X-RateLimit-Bucket", "abcd1234", "X-RateLimit-Scope", "shared"},
 			want: Reading{Dialect: "discord", Throttled: true, RetryAfter: 1337 * time.Second, HasRetryAfter: true, Bucket: "abcd1234",
-				Quotas: []Quota{{Limit: 10, Remaining: 9, HasRemaining: true, Reset: 64570 * time.Millisecond, HasReset: true}}},
+				Quotas: []Quota{{Limit: 10, Remaining: 9, HasRemaining: true, Reset: 64570 * time.Millisecond, HasReset: true, ResetAt: time.Unix(1470173023, 123000000).UTC()}}},
 		},
 		{
 			name: "exceeded global rate limit", status: 429,

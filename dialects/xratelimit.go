@@ -85,10 +85,10 @@ func tripleQuota(h http.Header, k *triple, now time.Time) (Quota, bool) {
 	}
 	if tv != "" {
 		read := firstElement(tv)
-		q.Reset, q.HasReset = parseReset(read, h, now)
+		q.Reset, q.ResetAt, q.HasReset = parseReset(read, h, now)
 		if !q.HasReset {
 			read = tv
-			q.Reset, q.HasReset = parseReset(tv, h, now) // a date with a comma: an HTTP-date
+			q.Reset, q.ResetAt, q.HasReset = parseReset(tv, h, now) // a date with a comma: an HTTP-date
 		}
 		if q.HasReset {
 			q.ResetGrain = resetGrain(read, h)

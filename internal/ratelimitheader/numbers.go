@@ -237,13 +237,16 @@ func (c *clock) at() time.Time {
 
 // reset interprets a parsed reset value: above epochMillisThreshold it is a Unix time in
 // milliseconds, above epochThreshold one in seconds, both measured against the clock, otherwise
-// delta-seconds. The result is clamped to [0, MaxDelay].
-func (c *clock) reset(sec, nsec int64) time.Duration {
+// delta-seconds. The result is clamped to [0, MaxDelay]; at is the Unix time named, zero for
+// delta-seconds.
+func (c *clock) reset(sec, nsec int64) (d time.Duration, at time.Time) {
 	if sec > epochMillisThreshold {
-		return clampDuration(time.UnixMilli(sec).Add(time.Duration(nsec / 1000)).Sub(c.at())) // nsec of a millisecond
+		at = time.UnixMilli(sec).Add(time.Duration(nsec / 1000)) // nsec of a millisecond
+		return clampDuration(at.Sub(c.at())), at
 	}
 	if sec > epochThreshold || (sec == epochThreshold && nsec > 0) {
-		return clampDuration(time.Unix(sec, nsec).Sub(c.at()))
+		at = time.Unix(sec, nsec)
+		return clampDuration(at.Sub(c.at())), at
 	}
-	return secondsDuration(sec, nsec)
+	return secondsDuration(sec, nsec), time.Time{}
 }

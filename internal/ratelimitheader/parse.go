@@ -126,7 +126,8 @@ func parseLegacy(h http.Header, d *legacy, clk *clock, info *Info) {
 		if v := first(h, d.reset); v != "" {
 			elem, _ := firstElement(v)
 			if sec, nsec, ok := parseSeconds(elem); ok {
-				info.Reset, info.HasReset = clk.reset(sec, nsec), true
+				info.Reset, _ = clk.reset(sec, nsec)
+				info.HasReset = true
 			}
 		}
 	}

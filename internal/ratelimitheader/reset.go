@@ -12,11 +12,22 @@ import "time"
 //
 // ParseReset is what [Parse] applies to X-RateLimit-Reset; it is safe for concurrent use.
 func ParseReset(value, date string, now time.Time) (time.Duration, bool) {
+	d, _, ok := ParseResetAt(value, date, now)
+	return d, ok
+}
+
+// ParseResetAt is [ParseReset] that also returns the instant the value names when it is a Unix
+// time (in seconds or milliseconds), on the server's clock and as written: two answers that name
+// the same instant name the same reset, exactly, where the times until it, measured against a Date
+// header truncated to the second, differ by up to a second. at is the zero Time for
+// delta-seconds. It is safe for concurrent use.
+func ParseResetAt(value, date string, now time.Time) (d time.Duration, at time.Time, ok bool) {
 	elem, _ := firstElement(value)
 	sec, nsec, ok := parseSeconds(elem)
 	if !ok {
-		return 0, false
+		return 0, time.Time{}, false
 	}
 	c := clock{date: date, now: now}
-	return c.reset(sec, nsec), true
+	d, at = c.reset(sec, nsec)
+	return d, at, true
 }

@@ -218,11 +218,13 @@ func paramReset(v any, clk *clock) (time.Duration, bool) {
 		if n < 0 {
 			return 0, false
 		}
-		return clk.reset(n, 0), true
+		d, _ := clk.reset(n, 0)
+		return d, true
 	case float64:
 		if n > epochThreshold {
 			sec := int64(n)
-			return clk.reset(sec, int64((n-float64(sec))*1e9)), true
+			d, _ := clk.reset(sec, int64((n-float64(sec))*1e9))
+			return d, true
 		}
 		return floatSeconds(n)
 	}
