@@ -25,6 +25,10 @@ type Signal struct {
 	Reset        int64 // time from the answer until the quota is restored (valid when HasReset)
 	HasReset     bool
 	ResetGrain   int64 // how much Reset may overstate the true time (its unit's rounding)
+	// ResetAt is the instant the server named as the reset, in Unix nanoseconds on its own clock,
+	// when it wrote one (an epoch or a date; 0 for a delay): answers that name the same reset
+	// carry the same ResetAt exactly (dialects.Quota.ResetAt).
+	ResetAt int64
 	// WindowAssumed reports that Window is the dialect's documented guess, not the server's word.
 	WindowAssumed bool
 	// RateAssumed reports that Limit per Window is the dialect's documented guess at the rate of
@@ -110,6 +114,9 @@ func (s *Signal) read(sent, answered int64, now time.Time, resp *http.Response, 
 		s.Remaining, s.HasRemaining = max(q.Remaining, 0), q.HasRemaining
 		s.Reset, s.HasReset = int64(q.Reset), q.HasReset
 		s.ResetGrain = int64(q.ResetGrain)
+		if !q.ResetAt.IsZero() {
+			s.ResetAt = q.ResetAt.UnixNano()
+		}
 	}
 	if q, ok := unitsOf(r); ok {
 		s.UnitLimit, s.UnitWindow, s.UnitContinuous = q.Limit, int64(q.Window), q.Continuous

@@ -114,17 +114,22 @@ func (s *simServer) decide() *http.Response {
 			h.Set("Retry-After", fmt.Sprintf("%.1f", math.Ceil(d.RetryAfter.Seconds()*10)/10))
 		}
 	case "window-end":
-		// A counter that says the end of the current aligned window as its reset, and the whole
-		// window as its Retry-After, as go-chi/httprate writes its sliding window counter's: the
-		// reset never lies beyond the window, so the headers look like a fixed window's. Not in
-		// the grid: it reproduces a known miss (-one sliding-window,20,1,window-end,1,4,500;
-		// docs/learner-measurements.md).
+		// A sliding window counter that says the end of the current aligned window as its reset,
+		// in epoch seconds, and the whole window as its Retry-After, as go-chi/httprate (v0.14,
+		// limiter.go) writes its headers: the reset never lies beyond the window, so they look
+		// like a fixed window's.
+		// The server's clock is the virtual one moved to the present (synctest's starts in
+		// 2000, whose epoch seconds no parser takes for an instant), and net/http's Date header
+		// says it, truncated to the second, as a real server's does.
 		w := s.alg.Window()
-		f.Reset = now.Truncate(w).Add(w).Sub(now)
+		clock := now.AddDate(26, 0, 0)
+		h.Set("Date", clock.UTC().Format(http.TimeFormat))
+		h.Set("X-RateLimit-Limit", fmt.Sprint(d.Limit))
+		h.Set("X-RateLimit-Remaining", fmt.Sprint(max(d.Remaining, 0)))
+		h.Set("X-RateLimit-Reset", fmt.Sprint(clock.Truncate(w).Add(w).Unix()))
 		if !d.Allowed {
-			f.RetryAfter = w
+			h.Set("Retry-After", fmt.Sprint(int64(w.Seconds())))
 		}
-		ratelimitheader.Write(h, f)
 	case "constant-reset":
 		// The limit per window and the tokens left, with the window itself as every reset and
 		// no Retry-After, in the draft's first fields, as didip/tollbooth v7 writes them over

@@ -49,7 +49,16 @@ type declaredStrategy struct {
 	resetAt               int64 // the latest the reset can be, in the answers' time (see narrowReset); 0: none said
 	leastLeft             int64 // the least remaining any answer since that reset began said; -1: none yet
 	shareCutAt            int64 // when the share was last halved: throttles sent before it are of that epoch
-	bareAt                int64 // when a bare 429 last counted against the headers: those sent before it do not
+	// othersSeen is set by a refusal that says the quota is spent while this client's count left
+	// room beyond all its requests in flight: another client on the key spends it (halveShare).
+	othersSeen bool
+	// lastLeft is what the answer that set the credit said was left, and inFlightAt how many
+	// requests were in flight then: the most of this client's own that the count had yet to see.
+	lastLeft, inFlightAt int64
+	// lastInstant is the instant the newest answer named as its reset, where the server writes
+	// one (Signal.ResetAt; 0: none): see notBackAtWindowEnd.
+	lastInstant int64
+	bareAt      int64 // when a bare 429 last counted against the headers: those sent before it do not
 	// resetLate is how much later than its answers say the reset comes (0 until seen): a server
 	// that writes its reset in whole seconds truncated (ulule's expiration.Unix()) says a second
 	// that begins up to a second before the instant it means. Learned from a refusal of the first
@@ -194,6 +203,20 @@ func (d *declaredStrategy) observe(t int64, s *Signal, m *model) string {
 				lower++ // the interval is open below
 			}
 			d.windowSeen = max(d.windowSeen, ceilSecond(max(lower, 1)))
+			if gap := s.ResetAt - d.lastInstant; d.lastInstant != 0 && s.ResetAt != 0 &&
+				(m.kind == KindWhole || m.kind == KindCounter) && d.windowSeen >= lateSpan*int64(time.Second) &&
+				gap > d.windowSeen && gap <= d.windowSeen+int64(time.Second) {
+				// A quota that comes back at its window's end, whose resets are instants, two in
+				// a row a second more than the window read apart: the ends of two windows, a
+				// window apart. The longest reset less its grain reads a minute's window as 59 s
+				// where the server's instants are exact (go-chi/httprate's aligned windows, a
+				// Unix time against a Date header, each truncated to the second: the reading is
+				// up to a second short), and a send a second early was refused and told to wait a
+				// whole window (httprate's Retry-After). Only where the window is lateSpan
+				// seconds or more, as for lateness: a second is then at most a tenth of it, and
+				// no bucket's or a shorter window's instants, a second or two apart, pass for it.
+				d.windowSeen = gap
+			}
 			if w <= 0 || d.windowSeen < w {
 				// No window said, or one the dialect assumed from the vendor's documentation
 				// (GitHub's hour) that the server's own resets show to be shorter: a fixed
@@ -259,7 +282,9 @@ func (d *declaredStrategy) observe(t int64, s *Signal, m *model) string {
 		// overtaken this one on the way (their order at the server is not their order here).
 		// Only a request the headers left room for beyond all of them counts against them.
 		saysSpent := s.HasRemaining && s.Remaining == 0
-		if late := d.lateReset(s, m, saysSpent); late > 0 {
+		if note := d.notBackAtWindowEnd(s, m, up, known); note != "" {
+			ev = join(ev, note) // explained by the kind: no other client needs to be assumed
+		} else if late := d.lateReset(s, m, saysSpent); late > 0 {
 			// The reset awaited had not come when the request sent for it arrived: it comes a
 			// grain later than the answers say, from now on. A second late in every window of a
 			// fixed window drew a throttle at every other reset (GitHub-style 100/min: 0.5 %).
@@ -270,6 +295,7 @@ func (d *declaredStrategy) observe(t int64, s *Signal, m *model) string {
 			// consistent headers, a quota spent by someone else. Another client on the key took
 			// the credit this one was counting on: the share halves (see below).
 			d.halveShare(s, m)
+			d.othersSeen = true
 			ev = join(ev, fmt.Sprintf("share -> %.3g of the quota (throttled with credit left, the quota said spent: another client spends it)", m.share))
 		} else if (known && c > 1+int64(m.inFlight) && !saysSpent) || (s.HasRemaining && s.Remaining > 0) {
 			if note := d.contradicted(m, "with quota said to remain"); note != "" {
@@ -305,6 +331,12 @@ func (d *declaredStrategy) observe(t int64, s *Signal, m *model) string {
 		case m.kind == KindUnknown:
 			m.kind = KindRefilling
 			ev = join(ev, "kind -> refilling (admitted at the declared pace after the quota ran out)")
+		case m.kind == KindWhole && s.HasRemaining && s.Remaining < m.limit/2 && d.nextWindowsEnd(s, m):
+			// Admitted after the hold with little back, naming the end of the next window:
+			// where the server names its resets as instants, one a window after the one before
+			// is a window's end, not a sliding log's next expiry; the window past weighs.
+			m.kind = KindCounter
+			ev = join(ev, fmt.Sprintf("kind -> counter (%d of %d back at a window's end, which names the next)", s.Remaining+1, m.limit))
 		case m.kind == KindWhole && s.HasRemaining && s.Remaining < m.limit/2 &&
 			d.resetAt > 0 && s.Sent+2*m.rtt.oneWay() >= d.resetAt:
 			// Admitted after the hold, but little came back: the quota returns a little at a
@@ -337,7 +369,7 @@ func (d *declaredStrategy) observe(t int64, s *Signal, m *model) string {
 		m.share = min(m.share+d.regrow, 1)
 	}
 	if s.HasReset && s.Sent >= d.newestSent {
-		d.lastReset, d.lastGrain = s.Reset, s.ResetGrain
+		d.lastReset, d.lastGrain, d.lastInstant = s.Reset, s.ResetGrain, s.ResetAt
 	}
 	if s.HasReset {
 		d.narrowReset(s, m)
@@ -360,6 +392,18 @@ func (d *declaredStrategy) observe(t int64, s *Signal, m *model) string {
 		own := m.sends.unseenBy(s.Sent, m.rtt.margin(m.tun.JitterMargin))
 		c := s.Remaining - own
 		up := s.Remaining - m.sends.after(s.Sent) // those in the same instant may have been seen
+		if !s.Throttled && !d.othersSeen && d.hasCredit && !m.rateAssumed && s.Sent >= d.creditTime {
+			// A request sent after the last answer came back was counted after it: between the
+			// two, alone on the key, only this client's own requests can have lowered the count
+			// (a reset or a refill raises it), at most those in flight then and those sent
+			// since, up to this one. A count that fell by more was spent by another client. One
+			// request's slack, as a refusal's (see below).
+			own := d.inFlightAt + m.sends.n - m.sends.after(s.Sent) - d.sendsAt
+			if fall := d.lastLeft - s.Remaining; fall > own+1 {
+				d.othersSeen = true
+				ev = join(ev, fmt.Sprintf("another client seen: the count fell by %d, this client sent at most %d", fall, own))
+			}
+		}
 		if s.Sent <= d.newestSent && d.hasCredit {
 			if cur := d.current(m); cur < c {
 				c, own = cur, d.ownClaims(m)
@@ -380,6 +424,7 @@ func (d *declaredStrategy) observe(t int64, s *Signal, m *model) string {
 		d.newestSent = max(d.newestSent, s.Sent)
 		d.credit, d.own = c, own
 		d.sendsAt, d.creditTime, d.hasCredit = m.sends.n, s.Answered, true
+		d.lastLeft, d.inFlightAt = s.Remaining, int64(m.inFlight)
 		d.holdUntil = 0
 		if d.credit <= 0 && (m.kind == KindWhole || (m.kind != KindCounter && d.backBeforePace(s, m))) {
 			d.holdUntil = d.wholeReturns(m)
@@ -461,6 +506,60 @@ func (d *declaredStrategy) lateReset(s *Signal, m *model, saysSpent bool) int64 
 		return 0 // it names the next reset: it arrived after this one
 	}
 	return unit
+}
+
+// notBackAtWindowEnd returns the event when s shows that the quota is not whole at the end of its
+// window, and makes the kind a counter: a request sent with nothing left, reaching the server after
+// the reset the answers before it named, refused with nothing left and naming the next reset. A
+// fixed window is whole there; a sliding log's refusal names its oldest send's expiry, no later
+// than the reset awaited; a reset that came late (lateReset) is the one awaited, named again. Only
+// a quota that weighs the window past (a sliding window counter naming its current window's end,
+// as go-chi/httprate writes it), or another client that spent the new window first, refuses there
+// and names the next: the latter is excluded by the evidence of other clients (othersSeen), and
+// where none was seen a counter's pace costs another client little (its refusals at the pace
+// halve its share as before).
+//
+// Where the server names its resets as instants (an epoch, a date: Signal.ResetAt), the evidence
+// is exact: the refusal names a later instant than the answers before it, and the server's own
+// clock at the refusal (the instant less the time until it: its Date header, where it sent one)
+// had reached the one they named. A bucket's time until full, said as an instant, names a later one
+// too, but before the one named had come. Said as a delay, a reset tells the next window's end from
+// the awaited one come late only where the window is long against the grain (lateSpan grains, as
+// lateReset): it lies at least half a window after the reset awaited; at a window of a second in
+// whole seconds, never.
+func (d *declaredStrategy) notBackAtWindowEnd(s *Signal, m *model, up int64, known bool) string {
+	if !s.Throttled || !known || up > 0 || m.rateAssumed || d.othersSeen || !s.HasReset ||
+		!s.HasRemaining || s.Remaining > 0 || (m.kind != KindUnknown && m.kind != KindWhole) {
+		return ""
+	}
+	switch {
+	case s.ResetAt != 0 && d.lastInstant != 0:
+		if s.ResetAt <= d.lastInstant || s.ResetAt-s.Reset < d.lastInstant {
+			return "" // the reset named before, or it had not come yet at the server
+		}
+	case m.window < lateSpan*max(s.ResetGrain, 1) || d.resetAt == 0:
+		return ""
+	case s.Sent+2*m.rtt.oneWay() < d.resetAt || s.Answered+s.Reset+d.resetLate <= d.resetAt+m.window/2:
+		return "" // it may have reached the server before the reset, or it names the one awaited
+	}
+	from := m.kind
+	m.kind = KindCounter
+	return fmt.Sprintf("kind %v -> counter (refused with nothing back at its window's end, naming the next: the past window weighs)", from)
+}
+
+// nextWindowsEnd reports whether s, answered at the server once the reset the answers before it
+// named had come, names the next window's end: where both are instants (Signal.ResetAt), one a
+// window after the other, within the second the instants are truncated to, and no other client
+// was seen (one that spent the new window leaves little back too). A sliding log names its next
+// send's expiry instead, and a bucket when it is full again, both sooner; only a window of
+// lateSpan seconds or more tells them apart from a second's truncation.
+func (d *declaredStrategy) nextWindowsEnd(s *Signal, m *model) bool {
+	if d.othersSeen || s.ResetAt == 0 || d.lastInstant == 0 || m.window < lateSpan*int64(time.Second) ||
+		s.ResetAt-s.Reset < d.lastInstant {
+		return false
+	}
+	gap := s.ResetAt - d.lastInstant
+	return gap >= m.window-int64(time.Second) && gap <= m.window+int64(time.Second)
 }
 
 // lateSpan is the shortest window, in grains, for which resets are corrected for lateness
