@@ -43,6 +43,11 @@ type simServer struct {
 	spikeEvery int64
 	spike      time.Duration
 
+	// offset moves the algorithm's windows that far past the clock's aligned ones: go-chi/httprate
+	// v0.16 aligns its windows to an offset, so that its reset, a window's end in whole Unix
+	// seconds, is truncated by up to a second.
+	offset time.Duration
+
 	// refuseNth, when positive, is the decision (counted from 1) refused whatever the algorithm
 	// says, as if another client had just taken the place: one collision from outside.
 	refuseNth int64
@@ -84,14 +89,15 @@ func (s *simServer) decide() *http.Response {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := time.Now()
-	d := s.alg.Decide(&s.st, now, 1)
+	// The algorithm's windows begin at offset past the clock's aligned ones (httprate's, v0.16).
+	d := s.alg.Decide(&s.st, now.Add(-s.offset), 1)
 	s.decisions++
 	if s.decisions == s.refuseNth && d.Allowed {
 		d.Allowed, d.Remaining, d.RetryAfter = false, 0, max(d.ResetAfter, time.Nanosecond)
 	}
 	status := http.StatusOK
 	if d.Allowed {
-		s.alg.Commit(&s.st, now, 1)
+		s.alg.Commit(&s.st, now.Add(-s.offset), 1)
 		s.admitted++
 		s.admittedAt = append(s.admittedAt, now.Sub(s.start))
 	} else {
@@ -126,7 +132,7 @@ func (s *simServer) decide() *http.Response {
 		h.Set("Date", clock.UTC().Format(http.TimeFormat))
 		h.Set("X-RateLimit-Limit", fmt.Sprint(d.Limit))
 		h.Set("X-RateLimit-Remaining", fmt.Sprint(max(d.Remaining, 0)))
-		h.Set("X-RateLimit-Reset", fmt.Sprint(clock.Truncate(w).Add(w).Unix()))
+		h.Set("X-RateLimit-Reset", fmt.Sprint(clock.Add(-s.offset).Truncate(w).Add(w).Add(s.offset).Unix()))
 		if !d.Allowed {
 			h.Set("Retry-After", fmt.Sprint(int64(w.Seconds())))
 		}
@@ -348,8 +354,9 @@ func TestSimOperatingPoints(t *testing.T) {
 }
 
 var (
-	one     = flag.String("one", "", "run one cell: alg,limit,windowSeconds,headers,rttMs,workers,n[,burst]")
-	oneSeed = flag.Uint64("seed", 1, "with -one, the network jitter's seed")
+	oneOffset = flag.Duration("offset", 0, "with -one, the server's windows begin this far past the clock's aligned ones")
+	one       = flag.String("one", "", "run one cell: alg,limit,windowSeconds,headers,rttMs,workers,n[,burst]")
+	oneSeed   = flag.Uint64("seed", 1, "with -one, the network jitter's seed")
 )
 
 func TestOne(t *testing.T) {
@@ -371,7 +378,7 @@ func TestOne(t *testing.T) {
 		learn.SetDebug(func(s string) { t.Log("      ", s) })
 		defer learn.SetDebug(nil)
 	}
-	o := runCell(t, c, *oneSeed)
+	o := runCellWith(t, c, *oneSeed, func(s *simServer) { s.offset = *oneOffset })
 	t.Logf("%.3fx %.2f%% lost=%d %+v", float64(o.elapsed)/float64(physical(c)), 100*o.share(), o.lost, o.limit)
 	for _, e := range o.events {
 		t.Log("   ", e)

@@ -32,7 +32,8 @@ type declaredStrategy struct {
 	newestSent int64 // send time of the request whose answer set it
 	hasCredit  bool
 	holdUntil  int64
-	windowSeen int64 // the longest reset seen, for a limit declared without a window
+	windowSeen int64 // the window read from the resets, for a limit declared without a window
+	windowRead int64 // the longest reset seen less its grain, rounded up to a second: windowSeen before the gaps (see observe)
 	// capacitySeen is the largest capacity the answers of a continuous quota imply (Remaining
 	// plus what refills until the reset): see capacity.
 	capacitySeen int64
@@ -49,12 +50,21 @@ type declaredStrategy struct {
 	resetAt               int64 // the latest the reset can be, in the answers' time (see narrowReset); 0: none said
 	leastLeft             int64 // the least remaining any answer since that reset began said; -1: none yet
 	shareCutAt            int64 // when the share was last halved: throttles sent before it are of that epoch
-	// othersSeen is set by a refusal that says the quota is spent while this client's count left
-	// room beyond all its requests in flight: another client on the key spends it (halveShare).
+	// othersSeen is set once another client on the key shows itself: a refusal that says the
+	// quota is spent while this client's count left room beyond all its requests in flight
+	// (halveShare), or a count fallen by more than this client's own requests can explain.
 	othersSeen bool
-	// lastLeft is what the answer that set the credit said was left, and inFlightAt how many
-	// requests were in flight then: the most of this client's own that the count had yet to see.
-	lastLeft, inFlightAt int64
+	// baseLeft is what the answer to the newest request said was left, baseSends the sends
+	// recorded then, baseInFlight the requests in flight then (the most of this client's own the
+	// count had yet to see) and baseAnswered its answer time: the baseline against which a later
+	// count shows another client's spending (see observe). baseSet once there is one.
+	baseLeft, baseSends, baseInFlight, baseAnswered int64
+	baseSet                                         bool
+	// windowInstant is the latest instant the answers named as their reset, and windowBegan the
+	// most the quota held when the first answer naming it came, by that answer's count and the
+	// requests then on their way (see notBackAtWindowEnd).
+	windowInstant, windowBegan int64
+	windowAfter                int64 // how long after the one before it windowInstant is (its first: itself)
 	// lastInstant is the instant the newest answer named as its reset, where the server writes
 	// one (Signal.ResetAt; 0: none): see notBackAtWindowEnd.
 	lastInstant int64
@@ -202,19 +212,22 @@ func (d *declaredStrategy) observe(t int64, s *Signal, m *model) string {
 			if s.ResetGrain > 0 {
 				lower++ // the interval is open below
 			}
-			d.windowSeen = max(d.windowSeen, ceilSecond(max(lower, 1)))
+			d.windowRead = max(d.windowRead, ceilSecond(max(lower, 1)))
+			d.windowSeen = max(d.windowSeen, d.windowRead)
 			if gap := s.ResetAt - d.lastInstant; d.lastInstant != 0 && s.ResetAt != 0 &&
-				(m.kind == KindWhole || m.kind == KindCounter) && d.windowSeen >= lateSpan*int64(time.Second) &&
-				gap > d.windowSeen && gap <= d.windowSeen+int64(time.Second) {
+				(m.kind == KindWhole || m.kind == KindCounter) && d.windowRead >= lateSpan*int64(time.Second) &&
+				gap > d.windowSeen && gap <= d.windowRead+s.ResetGrain {
 				// A quota that comes back at its window's end, whose resets are instants, two in
-				// a row a second more than the window read apart: the ends of two windows, a
-				// window apart. The longest reset less its grain reads a minute's window as 59 s
-				// where the server's instants are exact (go-chi/httprate's aligned windows, a
-				// Unix time against a Date header, each truncated to the second: the reading is
-				// up to a second short), and a send a second early was refused and told to wait a
-				// whole window (httprate's Retry-After). Only where the window is lateSpan
-				// seconds or more, as for lateness: a second is then at most a tenth of it, and
-				// no bucket's or a shorter window's instants, a second or two apart, pass for it.
+				// a row up to the grain more than the window read apart: the ends of two windows,
+				// a window apart. The longest reset less its grain reads a minute's window as 58
+				// or 59 s where the server's instants are exact or truncated (go-chi/httprate's
+				// windows, a Unix time against a Date header truncated to the second), and a send
+				// a second early was refused and told to wait a whole window (httprate's
+				// Retry-After). Only where the window is lateSpan seconds or more, as for
+				// lateness: a second is then at most a tenth of it, and no bucket's or a shorter
+				// window's instants, a second or two apart, pass for it. Never more than the
+				// grain above the reading: a window that begins at the first request after the
+				// last one ended (GitHub's) names ends a window and an idle spell apart.
 				d.windowSeen = gap
 			}
 			if w <= 0 || d.windowSeen < w {
@@ -331,12 +344,6 @@ func (d *declaredStrategy) observe(t int64, s *Signal, m *model) string {
 		case m.kind == KindUnknown:
 			m.kind = KindRefilling
 			ev = join(ev, "kind -> refilling (admitted at the declared pace after the quota ran out)")
-		case m.kind == KindWhole && s.HasRemaining && s.Remaining < m.limit/2 && d.nextWindowsEnd(s, m):
-			// Admitted after the hold with little back, naming the end of the next window:
-			// where the server names its resets as instants, one a window after the one before
-			// is a window's end, not a sliding log's next expiry; the window past weighs.
-			m.kind = KindCounter
-			ev = join(ev, fmt.Sprintf("kind -> counter (%d of %d back at a window's end, which names the next)", s.Remaining+1, m.limit))
 		case m.kind == KindWhole && s.HasRemaining && s.Remaining < m.limit/2 &&
 			d.resetAt > 0 && s.Sent+2*m.rtt.oneWay() >= d.resetAt:
 			// Admitted after the hold, but little came back: the quota returns a little at a
@@ -371,6 +378,12 @@ func (d *declaredStrategy) observe(t int64, s *Signal, m *model) string {
 	if s.HasReset && s.Sent >= d.newestSent {
 		d.lastReset, d.lastGrain, d.lastInstant = s.Reset, s.ResetGrain, s.ResetAt
 	}
+	if s.ResetAt != 0 && s.HasRemaining && s.ResetAt > d.windowInstant {
+		// The first answer to name a later instant: the most its window can have held when it
+		// began, as far as this client saw (what it left, itself, and those on their way).
+		d.windowAfter = s.ResetAt - d.windowInstant
+		d.windowInstant, d.windowBegan = s.ResetAt, s.Remaining+1+int64(m.inFlight)
+	}
 	if s.HasReset {
 		d.narrowReset(s, m)
 	}
@@ -392,17 +405,25 @@ func (d *declaredStrategy) observe(t int64, s *Signal, m *model) string {
 		own := m.sends.unseenBy(s.Sent, m.rtt.margin(m.tun.JitterMargin))
 		c := s.Remaining - own
 		up := s.Remaining - m.sends.after(s.Sent) // those in the same instant may have been seen
-		if !s.Throttled && !d.othersSeen && d.hasCredit && !m.rateAssumed && s.Sent >= d.creditTime {
-			// A request sent after the last answer came back was counted after it: between the
-			// two, alone on the key, only this client's own requests can have lowered the count
-			// (a reset or a refill raises it), at most those in flight then and those sent
-			// since, up to this one. A count that fell by more was spent by another client. One
-			// request's slack, as a refusal's (see below).
-			own := d.inFlightAt + m.sends.n - m.sends.after(s.Sent) - d.sendsAt
-			if fall := d.lastLeft - s.Remaining; fall > own+1 {
+		if !s.Throttled && !d.othersSeen && d.baseSet && !m.rateAssumed && s.Sent >= d.baseAnswered &&
+			m.sends.units == m.sends.n {
+			// A request sent after the newest answer came back was counted after it: between
+			// the two, alone on the key, only this client's own requests can have lowered the
+			// count (a reset or a refill raises it), at most those in flight then and every one
+			// sent since (one sent after this one may have overtaken it on the way). A count that
+			// fell by more was spent by another client. One request's slack, as a refusal's (see
+			// below). Where requests cost more than one unit the count of requests bounds
+			// nothing, and the detector stays off.
+			ownSince := d.baseInFlight + m.sends.n - d.baseSends
+			if fall := d.baseLeft - s.Remaining; fall > ownSince+1 {
 				d.othersSeen = true
-				ev = join(ev, fmt.Sprintf("another client seen: the count fell by %d, this client sent at most %d", fall, own))
+				ev = join(ev, fmt.Sprintf("another client seen: the count fell by %d, this client sent at most %d", fall, ownSince))
 			}
+		}
+		if s.Sent >= d.newestSent {
+			// The baseline of the detector above: the answer to the newest request only (an
+			// older one's count, answered late, the server had long passed).
+			d.baseLeft, d.baseSends, d.baseInFlight, d.baseAnswered, d.baseSet = s.Remaining, m.sends.n, int64(m.inFlight), s.Answered, true
 		}
 		if s.Sent <= d.newestSent && d.hasCredit {
 			if cur := d.current(m); cur < c {
@@ -424,7 +445,6 @@ func (d *declaredStrategy) observe(t int64, s *Signal, m *model) string {
 		d.newestSent = max(d.newestSent, s.Sent)
 		d.credit, d.own = c, own
 		d.sendsAt, d.creditTime, d.hasCredit = m.sends.n, s.Answered, true
-		d.lastLeft, d.inFlightAt = s.Remaining, int64(m.inFlight)
 		d.holdUntil = 0
 		if d.credit <= 0 && (m.kind == KindWhole || (m.kind != KindCounter && d.backBeforePace(s, m))) {
 			d.holdUntil = d.wholeReturns(m)
@@ -529,10 +549,19 @@ func (d *declaredStrategy) lateReset(s *Signal, m *model, saysSpent bool) int64 
 // whole seconds, never.
 func (d *declaredStrategy) notBackAtWindowEnd(s *Signal, m *model, up int64, known bool) string {
 	if !s.Throttled || !known || up > 0 || m.rateAssumed || d.othersSeen || !s.HasReset ||
-		!s.HasRemaining || s.Remaining > 0 || (m.kind != KindUnknown && m.kind != KindWhole) {
+		!s.HasRemaining || s.Remaining > 0 || m.kind == KindCounter {
 		return ""
 	}
 	switch {
+	case s.ResetAt != 0 && s.ResetAt == d.windowInstant && 2*d.windowBegan < m.limit && m.kind != KindWhole &&
+		(m.window < lateSpan*int64(time.Second) || abs(d.windowAfter-m.window) <= s.ResetGrain):
+		// Refused within a window whose instant the answers named, that began with under
+		// half the limit back: a fixed window begins whole, and at the declared pace the
+		// quota ran out anyway. A counter on windows offset from the clock's (go-chi/httprate
+		// v0.16), whose first answer after its window's end the experiment at the pace read as
+		// a bucket. A sliding log's instant, its oldest send's expiry, can name a place freed
+		// at its edge: where the window is lateSpan seconds or more, the instant must be a
+		// window's end, a window after the last (a log's follow its sends' spacing).
 	case s.ResetAt != 0 && d.lastInstant != 0:
 		if s.ResetAt <= d.lastInstant || s.ResetAt-s.Reset < d.lastInstant {
 			return "" // the reset named before, or it had not come yet at the server
@@ -547,19 +576,12 @@ func (d *declaredStrategy) notBackAtWindowEnd(s *Signal, m *model, up int64, kno
 	return fmt.Sprintf("kind %v -> counter (refused with nothing back at its window's end, naming the next: the past window weighs)", from)
 }
 
-// nextWindowsEnd reports whether s, answered at the server once the reset the answers before it
-// named had come, names the next window's end: where both are instants (Signal.ResetAt), one a
-// window after the other, within the second the instants are truncated to, and no other client
-// was seen (one that spent the new window leaves little back too). A sliding log names its next
-// send's expiry instead, and a bucket when it is full again, both sooner; only a window of
-// lateSpan seconds or more tells them apart from a second's truncation.
-func (d *declaredStrategy) nextWindowsEnd(s *Signal, m *model) bool {
-	if d.othersSeen || s.ResetAt == 0 || d.lastInstant == 0 || m.window < lateSpan*int64(time.Second) ||
-		s.ResetAt-s.Reset < d.lastInstant {
-		return false
+// abs is |x|.
+func abs(x int64) int64 {
+	if x < 0 {
+		return -x
 	}
-	gap := s.ResetAt - d.lastInstant
-	return gap >= m.window-int64(time.Second) && gap <= m.window+int64(time.Second)
+	return x
 }
 
 // lateSpan is the shortest window, in grains, for which resets are corrected for lateness
