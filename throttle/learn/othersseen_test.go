@@ -5,101 +5,75 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/steadyhttp/steady/throttle/learn"
 )
 
-// TestASlowAnswerIsNoOtherClient: a lone client's three requests are counted in the order
-// sent; the first one's handler is slow, so its answer (the highest count) comes last. Observed
-// after the other two, it sets lastLeft to a count the server had long passed, and the next
-// request's answer shows a fall of 3 where this client sent 1: "another client seen".
-func TestASlowAnswerIsNoOtherClient(t *testing.T) {
+// TestALoneClientIsNoOtherClient: the count that a lone client's answers say falls only by its own
+// requests, however they are reordered: none of these may read as another client's spending
+// ("another client seen"), which stops the rules that tell a counter (notBackAtWindowEnd). Each case
+// is a quota of 20 a minute, answered in httprate's headers; at(n) is n ms into the window, and
+// left(n) an answer saying n are left.
+func TestALoneClientIsNoOtherClient(t *testing.T) {
 	const limit = 20
 	w := time.Minute
-	l, events, _ := observedLearner(t)
 	t0 := time.Unix(1_700_000_040, 0).Truncate(w)
-	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
-	left := limit
-	answer := func() *http.Response { left--; return httprateAnswer(http.StatusOK, limit, left, w, t0, false) }
-
-	send(t, l, ms(0))
-	l.ObserveAttempt(ms(0), ms(2), answer(), nil) // 19
-	send(t, l, ms(3))                             // A
-	send(t, l, ms(4))                             // B
-	send(t, l, ms(5))                             // C
-	a, b, c := answer(), answer(), answer()       // counted in the order sent: 18, 17, 16
-	l.ObserveAttempt(ms(4), ms(6), b, nil)
-	l.ObserveAttempt(ms(5), ms(7), c, nil)
-	l.ObserveAttempt(ms(3), ms(80), a, nil) // A's handler was slow
-	send(t, l, ms(81))                      // D
-	l.ObserveAttempt(ms(81), ms(83), answer(), nil)
-	if e := strings.Join(*events, "\n"); strings.Contains(e, "another client seen") {
-		t.Errorf("a lone client's reordered answers read as another client's:\n%s", e)
-	}
-}
-
-// TestACostlyRequestIsNoOtherClient: a request of cost 3 (ReserveN) against a server that counts its
-// cost in the only quota it declares (testserver's Rule.Cost on a requests rule).
-func TestACostlyRequestIsNoOtherClient(t *testing.T) {
-	const limit = 20
-	w := time.Minute
-	l, events, _ := observedLearner(t)
-	t0 := time.Unix(1_700_000_040, 0).Truncate(w)
-	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
-	send(t, l, ms(0))
-	l.ObserveAttempt(ms(0), ms(2), httprateAnswer(http.StatusOK, limit, 19, w, t0, false), nil)
-	if r, err := l.ReserveN(ms(3), 3); err != nil || r.Delay(ms(3)) != 0 {
-		t.Fatal("not due")
-	}
-	l.ObserveAttempt(ms(3), ms(5), httprateAnswer(http.StatusOK, limit, 16, w, t0, false), nil)
-	if e := strings.Join(*events, "\n"); strings.Contains(e, "another client seen") {
-		t.Errorf("a lone client's request of cost 3 read as another client's:\n%s", e)
-	}
-}
-
-// TestRequestsInFlightAreNoOtherClient: the answer that sets the baseline comes back while two of
-// the client's requests are still on their way; the server counts them after it, so the next
-// request's answer shows a fall of three for one request sent since. They were this client's.
-func TestRequestsInFlightAreNoOtherClient(t *testing.T) {
-	const limit = 20
-	w := time.Minute
-	l, events, _ := observedLearner(t)
-	t0 := time.Unix(1_700_000_040, 0).Truncate(w)
-	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
-	left := limit
-	answer := func() *http.Response { left--; return httprateAnswer(http.StatusOK, limit, left, w, t0, false) }
-	send(t, l, ms(0))
-	l.ObserveAttempt(ms(0), ms(2), answer(), nil) // 19
-	send(t, l, ms(3))                             // A
-	send(t, l, ms(3))                             // B
-	send(t, l, ms(3))                             // C
-	a, b, c := answer(), answer(), answer()       // 18, 17, 16
-	l.ObserveAttempt(ms(3), ms(5), a, nil)        // the baseline: B and C still on their way
-	send(t, l, ms(6))                             // D, counted after B and C
-	d := answer()                                 // 15
-	l.ObserveAttempt(ms(6), ms(8), d, nil)
-	l.ObserveAttempt(ms(3), ms(9), b, nil)
-	l.ObserveAttempt(ms(3), ms(9), c, nil)
-	if e := strings.Join(*events, "\n"); strings.Contains(e, "another client seen") {
-		t.Errorf("a lone client's requests in flight read as another client's:\n%s", e)
-	}
-}
-
-// TestOvertakenOnTheWayIsNoOtherClient: after the baseline, the client sends D, E and F; E and F
-// overtake D on the way, so D's answer shows a fall of three where one request had left before
-// it. Every request sent since the baseline may have been counted before D.
-func TestOvertakenOnTheWayIsNoOtherClient(t *testing.T) {
-	const limit = 20
-	w := time.Minute
-	l, events, _ := observedLearner(t)
-	t0 := time.Unix(1_700_000_040, 0).Truncate(w)
-	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
-	send(t, l, ms(0))
-	l.ObserveAttempt(ms(0), ms(2), httprateAnswer(http.StatusOK, limit, 19, w, t0, false), nil)
-	send(t, l, ms(3)) // D
-	send(t, l, ms(4)) // E
-	send(t, l, ms(5)) // F
-	// E and F reach the server first (18, 17 left); D is counted last, with 16 left.
-	l.ObserveAttempt(ms(3), ms(9), httprateAnswer(http.StatusOK, limit, 16, w, t0, false), nil)
-	if e := strings.Join(*events, "\n"); strings.Contains(e, "another client seen") {
-		t.Errorf("a lone client's requests that overtook one on the way read as another client's:\n%s", e)
+	at := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
+	left := func(n int) *http.Response { return httprateAnswer(http.StatusOK, limit, n, w, t0, false) }
+	for _, c := range []struct {
+		name string
+		run  func(t *testing.T, l *learn.Learner)
+	}{
+		{"a slow answer comes last", func(t *testing.T, l *learn.Learner) {
+			// A, B and C are counted in the order sent (18, 17, 16), but A's handler is slow:
+			// its answer, the highest count, comes after the others. D then shows a fall of
+			// three from it for one request sent since.
+			send(t, l, at(3)) // A
+			send(t, l, at(4)) // B
+			send(t, l, at(5)) // C
+			l.ObserveAttempt(at(4), at(6), left(17), nil)
+			l.ObserveAttempt(at(5), at(7), left(16), nil)
+			l.ObserveAttempt(at(3), at(80), left(18), nil)
+			send(t, l, at(81)) // D
+			l.ObserveAttempt(at(81), at(83), left(15), nil)
+		}},
+		{"a request of cost three", func(t *testing.T, l *learn.Learner) {
+			// A server that counts a request's cost in the only quota it declares (testserver's
+			// Rule.Cost on a requests rule).
+			if r, err := l.ReserveN(at(3), 3); err != nil || r.Delay(at(3)) != 0 {
+				t.Fatal("a request of cost three with 19 left not due at once")
+			}
+			l.ObserveAttempt(at(3), at(5), left(16), nil)
+		}},
+		{"requests in flight at the baseline", func(t *testing.T, l *learn.Learner) {
+			// A's answer comes while B and C are on their way; the server counts them after it,
+			// and D after them: a fall of three from A's count for one request sent since.
+			send(t, l, at(3)) // A
+			send(t, l, at(3)) // B
+			send(t, l, at(3)) // C
+			l.ObserveAttempt(at(3), at(5), left(18), nil)
+			send(t, l, at(6)) // D
+			l.ObserveAttempt(at(6), at(8), left(15), nil)
+			l.ObserveAttempt(at(3), at(9), left(17), nil)
+			l.ObserveAttempt(at(3), at(9), left(16), nil)
+		}},
+		{"overtaken on the way", func(t *testing.T, l *learn.Learner) {
+			// D, E and F leave in turn; E and F reach the server first (18, 17 left), and D is
+			// counted last, with 16 left: a fall of three where one request had left before D.
+			send(t, l, at(3)) // D
+			send(t, l, at(4)) // E
+			send(t, l, at(5)) // F
+			l.ObserveAttempt(at(3), at(9), left(16), nil)
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			l, events, _ := observedLearner(t)
+			send(t, l, at(0))
+			l.ObserveAttempt(at(0), at(2), left(19), nil)
+			c.run(t, l)
+			if e := strings.Join(*events, "\n"); strings.Contains(e, "another client seen") {
+				t.Errorf("a lone client's own requests read as another client's:\n%s", e)
+			}
+		})
 	}
 }
