@@ -54,11 +54,12 @@ type declaredStrategy struct {
 	// quota is spent while this client's count left room beyond all its requests in flight
 	// (halveShare), or a count fallen by more than this client's own requests can explain.
 	othersSeen bool
-	// baseLeft is what the answer to the newest request said was left, baseSends the sends
-	// recorded then, baseInFlight the requests in flight then (the most of this client's own the
+	// baseLeft is the lowest count an answer said (see observe), baseSends the sends recorded
+	// when it came, baseInFlight the requests in flight then (the most of this client's own the
 	// count had yet to see) and baseAnswered its answer time: the baseline against which a later
-	// count shows another client's spending (see observe). baseSet once there is one.
+	// count shows another client's spending. baseSet once there is one.
 	baseLeft, baseSends, baseInFlight, baseAnswered int64
+	baseInstant                                     int64 // the instant the baseline's window named (0: none)
 	baseSet                                         bool
 	// windowInstant is the latest instant the answers named as their reset, and windowBegan the
 	// most the quota held when the first answer naming it came, by that answer's count and the
@@ -407,7 +408,7 @@ func (d *declaredStrategy) observe(t int64, s *Signal, m *model) string {
 		up := s.Remaining - m.sends.after(s.Sent) // those in the same instant may have been seen
 		if !s.Throttled && !d.othersSeen && d.baseSet && !m.rateAssumed && s.Sent >= d.baseAnswered &&
 			m.sends.units == m.sends.n {
-			// A request sent after the newest answer came back was counted after it: between
+			// A request sent after the baseline's answer came back was counted after it: between
 			// the two, alone on the key, only this client's own requests can have lowered the
 			// count (a reset or a refill raises it), at most those in flight then and every one
 			// sent since (one sent after this one may have overtaken it on the way). A count that
@@ -420,10 +421,15 @@ func (d *declaredStrategy) observe(t int64, s *Signal, m *model) string {
 				ev = join(ev, fmt.Sprintf("another client seen: the count fell by %d, this client sent at most %d", fall, ownSince))
 			}
 		}
-		if s.Sent >= d.newestSent {
-			// The baseline of the detector above: the answer to the newest request only (an
-			// older one's count, answered late, the server had long passed).
+		if !d.baseSet || s.Remaining <= d.baseLeft || (s.ResetAt != 0 && s.ResetAt > d.baseInstant) {
+			// The baseline of the detector above: the lowest count said (of the window named
+			// last, where the resets are instants). Alone on the key the count falls only by
+			// this client's requests, so every request counted after the lowest one answered so
+			// far was unanswered when it came back: in flight then, or sent since. A higher count
+			// is one counted earlier (a slow answer, a burst's answers out of order), or of a
+			// bucket refilled since, against which a fall shows less.
 			d.baseLeft, d.baseSends, d.baseInFlight, d.baseAnswered, d.baseSet = s.Remaining, m.sends.n, int64(m.inFlight), s.Answered, true
+			d.baseInstant = max(d.baseInstant, s.ResetAt)
 		}
 		if s.Sent <= d.newestSent && d.hasCredit {
 			if cur := d.current(m); cur < c {
@@ -550,6 +556,12 @@ func (d *declaredStrategy) lateReset(s *Signal, m *model, saysSpent bool) int64 
 func (d *declaredStrategy) notBackAtWindowEnd(s *Signal, m *model, up int64, known bool) string {
 	if !s.Throttled || !known || up > 0 || m.rateAssumed || d.othersSeen || !s.HasReset ||
 		!s.HasRemaining || s.Remaining > 0 || m.kind == KindCounter {
+		return ""
+	}
+	if m.rtt.spiked() {
+		// A send that reached a sliding log late holds its place late, and the request a
+		// window after it is refused at its edge, naming the next expiry: while a spike of
+		// the round trip is remembered, such a refusal says nothing of the kind.
 		return ""
 	}
 	switch {
