@@ -81,20 +81,3 @@ func TestNewestCountedFirstIsNoOtherClient(t *testing.T) {
 		t.Errorf("a lone client whose newest request was counted first and answered last read as another client:\n%s", e)
 	}
 }
-
-// TestHttprateLoneClientStaysCounter: go-chi/httprate v0.16 (sim "window-end", windows
-// offset 0.6 s), 10/s, one client with 16 workers, 1 ms: the burst's reordered answers set
-// othersSeen at 0.1 s, which turns case (c) off for good: refilling, 1.29x.
-func TestHttprateLoneClientStaysCounter(t *testing.T) {
-	c := cell{"sliding-window", 10, time.Second, 10, "window-end", time.Millisecond, 16, 400}
-	o := runCellWith(t, c, 3, func(s *simServer) { s.offset = 600 * time.Millisecond })
-	ratio := float64(o.elapsed) / float64(physical(c))
-	for _, e := range o.events {
-		if strings.Contains(e, "another client seen") {
-			t.Errorf("a lone client: %s (learned %+v, %.3fx)", e, o.limit, ratio)
-		}
-	}
-	if o.limit.Kind != learn.KindCounter || ratio > 1.10 {
-		t.Errorf("learned %+v, %.3fx; want a counter within 1.10x", o.limit, ratio)
-	}
-}

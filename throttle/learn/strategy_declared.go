@@ -61,11 +61,6 @@ type declaredStrategy struct {
 	baseLeft, baseSends, baseInFlight, baseAnswered int64
 	baseInstant                                     int64 // the instant the baseline's window named (0: none)
 	baseSet                                         bool
-	// windowInstant is the latest instant the answers named as their reset, and windowBegan the
-	// most the quota held when the first answer naming it came, by that answer's count and the
-	// requests then on their way (see notBackAtWindowEnd).
-	windowInstant, windowBegan int64
-	windowAfter                int64 // how long after the one before it windowInstant is (its first: itself)
 	// lastInstant is the instant the newest answer named as its reset, where the server writes
 	// one (Signal.ResetAt; 0: none): see notBackAtWindowEnd.
 	lastInstant int64
@@ -379,12 +374,6 @@ func (d *declaredStrategy) observe(t int64, s *Signal, m *model) string {
 	if s.HasReset && s.Sent >= d.newestSent {
 		d.lastReset, d.lastGrain, d.lastInstant = s.Reset, s.ResetGrain, s.ResetAt
 	}
-	if s.ResetAt != 0 && s.HasRemaining && s.ResetAt > d.windowInstant {
-		// The first answer to name a later instant: the most its window can have held when it
-		// began, as far as this client saw (what it left, itself, and those on their way).
-		d.windowAfter = s.ResetAt - d.windowInstant
-		d.windowInstant, d.windowBegan = s.ResetAt, s.Remaining+1+int64(m.inFlight)
-	}
 	if s.HasReset {
 		d.narrowReset(s, m)
 	}
@@ -565,15 +554,6 @@ func (d *declaredStrategy) notBackAtWindowEnd(s *Signal, m *model, up int64, kno
 		return ""
 	}
 	switch {
-	case s.ResetAt != 0 && s.ResetAt == d.windowInstant && 2*d.windowBegan < m.limit && m.kind != KindWhole &&
-		(m.window < lateSpan*int64(time.Second) || abs(d.windowAfter-m.window) <= s.ResetGrain):
-		// Refused within a window whose instant the answers named, that began with under
-		// half the limit back: a fixed window begins whole, and at the declared pace the
-		// quota ran out anyway. A counter on windows offset from the clock's (go-chi/httprate
-		// v0.16), whose first answer after its window's end the experiment at the pace read as
-		// a bucket. A sliding log's instant, its oldest send's expiry, can name a place freed
-		// at its edge: where the window is lateSpan seconds or more, the instant must be a
-		// window's end, a window after the last (a log's follow its sends' spacing).
 	case s.ResetAt != 0 && d.lastInstant != 0:
 		if s.ResetAt <= d.lastInstant || s.ResetAt-s.Reset < d.lastInstant {
 			return "" // the reset named before, or it had not come yet at the server
@@ -586,14 +566,6 @@ func (d *declaredStrategy) notBackAtWindowEnd(s *Signal, m *model, up int64, kno
 	from := m.kind
 	m.kind = KindCounter
 	return fmt.Sprintf("kind %v -> counter (refused with nothing back at its window's end, naming the next: the past window weighs)", from)
-}
-
-// abs is |x|.
-func abs(x int64) int64 {
-	if x < 0 {
-		return -x
-	}
-	return x
 }
 
 // lateSpan is the shortest window, in grains, for which resets are corrected for lateness
