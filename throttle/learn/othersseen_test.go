@@ -57,6 +57,31 @@ func TestALoneClientIsNoOtherClient(t *testing.T) {
 			l.ObserveAttempt(at(3), at(9), left(17), nil)
 			l.ObserveAttempt(at(3), at(9), left(16), nil)
 		}},
+		{"a burst answered out of order", func(t *testing.T, l *learn.Learner) {
+			// A, B and C leave in one instant (the pacer's burst) and are counted in that order
+			// (18, 17, 16 left); their answers come back C, B, A, the last saying 18 with nothing
+			// in flight. D then shows a fall of three from it.
+			send(t, l, at(3))
+			send(t, l, at(3))
+			send(t, l, at(3))
+			l.ObserveAttempt(at(3), at(5), left(16), nil)
+			l.ObserveAttempt(at(3), at(6), left(17), nil)
+			l.ObserveAttempt(at(3), at(7), left(18), nil)
+			send(t, l, at(8)) // D
+			l.ObserveAttempt(at(8), at(10), left(15), nil)
+		}},
+		{"the newest counted first, answered last", func(t *testing.T, l *learn.Learner) {
+			// A, B and C leave a millisecond apart; C reaches the server first (18 left), then A
+			// (17) and B (16), and C's handler is slow: the newest send's answer, 18, comes last.
+			send(t, l, at(3)) // A
+			send(t, l, at(4)) // B
+			send(t, l, at(5)) // C
+			l.ObserveAttempt(at(3), at(6), left(17), nil)
+			l.ObserveAttempt(at(4), at(7), left(16), nil)
+			l.ObserveAttempt(at(5), at(10), left(18), nil)
+			send(t, l, at(11)) // D
+			l.ObserveAttempt(at(11), at(13), left(15), nil)
+		}},
 		{"overtaken on the way", func(t *testing.T, l *learn.Learner) {
 			// D, E and F leave in turn; E and F reach the server first (18, 17 left), and D is
 			// counted last, with 16 left: a fall of three where one request had left before D.
