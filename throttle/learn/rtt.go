@@ -63,12 +63,5 @@ func (r *rtt) margin(k float64) int64 { return int64(k * float64(r.rttvar+r.late
 // tenth, trips 80 ms long took a fixed window of a second from 1.04x to 1.10x).
 func (r *rtt) windowSlack(k float64, w int64) int64 { return max(r.margin(k), min(r.spread, w/20)) }
 
-// spiked reports whether a round trip lately (the spread, kept minRTTWindow) exceeded the smallest
-// by more than four times the smoothed excess and the jitter margin: a jitter's largest excess is
-// within a few times its mean (twice, uniform), a loaded host's or a retransmit's is not.
-func (r *rtt) spiked() bool {
-	return r.spread > 4*(r.srtt-r.min) && r.spread > r.margin(4)
-}
-
 // oneWay is half the smallest round trip: how long a request takes to reach the server.
 func (r *rtt) oneWay() int64 { return r.min / 2 }

@@ -12,8 +12,9 @@ import (
 // x-ratelimit persona over a sliding log of 10/s (its reset: when its newest entry leaves, a Unix
 // time rounded up). One request's trip out takes 100 ms instead of 0.5 ms (a loaded host, a
 // retransmit); its entry sits late in the log, and a request a window later at the pace is
-// refused, naming the same second as the first answer of that second (0 left). It must not be read as
-// a counter (a refusal within a window that began with little back): the spike explains it.
+// refused at the log's edge, naming the same second as the first answer of that second (0 left).
+// It must not be read as a counter (a rule that read a refusal within a window that began with
+// little back as a counter's did).
 func TestLoneSlidingLogSpikeIsNoCounter(t *testing.T) {
 	alg, _ := algorithm.New(algorithm.NameSlidingLog, algorithm.Config{Limit: 10, Window: time.Second})
 	srv := &xrlServer{alg: alg}
