@@ -538,10 +538,10 @@ func (d *declaredStrategy) lateReset(s *Signal, m *model, saysSpent bool) int64 
 // is exact: the refusal names a later instant than the answers before it, and the server's own
 // clock at the refusal (the instant less the time until it: its Date header, where it sent one)
 // had reached the one they named. A bucket names when it is full again: full by the instant the
-// answers before named, it refuses nothing once the server's clock has reached it. Said as a delay, a reset tells the next window's end from
-// the awaited one come late only where the window is long against the grain (lateSpan grains, as
-// lateReset): it lies at least half a window after the reset awaited; at a window of a second in
-// whole seconds, never.
+// answers before named, it refuses nothing once the server's clock has reached it. Said as a
+// delay, a reset tells the next window's end from the awaited one come late only where the window
+// is long against the grain (lateSpan grains, as lateReset): it lies at least half a window after
+// the reset awaited; at a window of a second in whole seconds, never.
 func (d *declaredStrategy) notBackAtWindowEnd(s *Signal, m *model, up int64, known bool) string {
 	if !s.Throttled || !known || up > 0 || m.rateAssumed || d.othersSeen || !s.HasReset ||
 		!s.HasRemaining || s.Remaining > 0 || m.kind == KindCounter {
