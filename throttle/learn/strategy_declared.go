@@ -74,6 +74,11 @@ type declaredStrategy struct {
 	// probes that measure its leak are timed from it (see probeInterval).
 	measureFrom int64
 	level       int64 // the remaining places the newest answer of such a bucket said
+	// admitted holds the latest admissions of a quota whose window is read from its resets, and
+	// windowAdmitted the shorter window they show (0: none): see admittedLog.
+	admitted       admittedLog
+	windowAdmitted int64
+	resetFloor     int64 // the longest reset less its grain: the least the window can be
 }
 
 func (d *declaredStrategy) name() string { return "declared" }
@@ -208,6 +213,7 @@ func (d *declaredStrategy) observe(t int64, s *Signal, m *model) string {
 			if s.ResetGrain > 0 {
 				lower++ // the interval is open below
 			}
+			d.resetFloor = max(d.resetFloor, lower)
 			d.windowRead = max(d.windowRead, ceilSecond(max(lower, 1)))
 			d.windowSeen = max(d.windowSeen, d.windowRead)
 			if gap := s.ResetAt - d.lastInstant; d.lastInstant != 0 && s.ResetAt != 0 &&
@@ -231,6 +237,19 @@ func (d *declaredStrategy) observe(t int64, s *Signal, m *model) string {
 				// (GitHub's hour) that the server's own resets show to be shorter: a fixed
 				// window's reset never lies beyond its window, so the longest seen bounds it.
 				w = d.windowSeen
+			}
+			if s.Limit != d.saidLimit {
+				d.admitted.reset()
+				d.windowAdmitted = 0
+			}
+			if note := d.admittedBeyond(s, m, w); note != "" {
+				ev = join(ev, note)
+			}
+			if d.windowAdmitted > 0 {
+				// A longer reset said since is the least the window can be (a server whose rate
+				// fell): the admissions' window never undercuts the resets.
+				d.windowAdmitted = max(d.windowAdmitted, d.resetFloor)
+				w = min(w, d.windowAdmitted)
 			}
 		}
 		if w > 0 && (s.Limit != d.saidLimit || w != d.saidWindow) {
@@ -448,6 +467,40 @@ func (d *declaredStrategy) observe(t int64, s *Signal, m *model) string {
 	return ev
 }
 
+// admittedBeyond records an admission of a quota whose window is read from its resets (read, in
+// force now) and returns the event when the admissions show a shorter window: more admitted in a
+// span than a quota of s.Limit per read admits in it, of any kind (see admittedLog). The window
+// becomes the one in which the server's least rate refills the limit, rounded up to a
+// millisecond; it only shortens, for the quota's life (a new limit said starts afresh), and never
+// below the longest reset less its grain (resetFloor): a window is at least as long as any reset
+// it says, so the headers, read to their resolution, stay the contract. The rule chooses only
+// within what the resets leave open: a reset of "1" in whole seconds leaves (0, 1 s], one of "60"
+// nothing under 59 s (a server that says 100 per minute and admits more is kept to 100 per
+// minute, as the headers say).
+func (d *declaredStrategy) admittedBeyond(s *Signal, m *model, read int64) string {
+	if s.Throttled || read <= 0 {
+		return ""
+	}
+	d.admitted.add(s.Sent)
+	hold := 2 * max(s.Limit, d.mostLeft+1, s.Remaining+1)
+	rate, admitted, span := d.admitted.floorRate(hold, reorderMargin(m))
+	if rate <= 0 {
+		return ""
+	}
+	ms := int64(time.Millisecond)
+	w := max((int64(math.Ceil(float64(s.Limit)/rate))+ms-1)/ms*ms, d.resetFloor)
+	if d.windowAdmitted > 0 {
+		read = d.windowAdmitted
+	}
+	if float64(w) > float64(read)*(1-m.tun.ProbeGain) {
+		// A step under ProbeGain moves the pace by less than a probe of the headerless law
+		// does; the credit the counts give spends what the bucket refills meanwhile.
+		return ""
+	}
+	d.windowAdmitted = w
+	return fmt.Sprintf("window -> %v (%d admitted in %v: more than %d per %v)", durationOf(w), admitted, durationOf(span), s.Limit, durationOf(read))
+}
+
 // contradicted counts one throttle that contradicts the believed headers (why says how) and
 // returns the event when it makes them distrusted, for the learner's life (see observe). The count
 // starts again once the server has admitted a whole declared quota since the first: races with
@@ -590,7 +643,8 @@ func (d *declaredStrategy) drives(t int64, m *model) bool { return m.trust == tr
 
 func (d *declaredStrategy) plan(t int64, m *model) plan {
 	p := plan{interval: m.declaredInterval(), setCredit: true}
-	if m.kind != KindCounter && !m.rateAssumed && d.saidLimit > 0 && d.saidLimit <= maxWindowLimit && d.saidWindow > 0 {
+	if m.kind != KindCounter && !m.rateAssumed && d.saidLimit > 0 && d.saidLimit <= maxWindowLimit && d.saidWindow > 0 &&
+		(d.windowAdmitted == 0 || m.kind != KindRefilling) {
 		// Any window of this client's paced sends stays within the declared limit: against a
 		// sliding log spent unevenly, a place frees up exactly one window after the send it holds
 		// (the slack covers the jitter of both trips); against a bucket the pace already keeps it.

@@ -1,0 +1,83 @@
+package learn
+
+// admittedLog remembers the send times of the latest admitted requests of a quota whose window the
+// server did not say, in send order, so that what the server admitted bounds its rate from below
+// where the window read from its resets says less.
+//
+// The model: a quota of L per W, of any kind, admits at most 2L in a moment and L more per W after
+// it. A fixed window admits L before its end and L after it, then L per W; a sliding log, a
+// sliding window counter and a bucket of capacity L admit less. A bucket that holds more than L
+// (its remaining counts say so) admits its capacity C in a moment instead, so hold = 2·max(L, C)
+// bounds every kind. Requests admitted in a span of the server's time Δ number then at most
+// hold + ρΔ, with ρ = L/W the rate: A admitted in Δ show ρ ≥ (A − hold)/Δ.
+//
+// Where the window is read from the resets, it is the longest reset less its grain, rounded up to
+// a second: a bucket that is full again in 50 ms (throttled/throttled v2's GCRA at 20/s, whose
+// reset is the time until full, rounded up to whole seconds) says a second, and its limit (the
+// burst) per that second was the pace: 2.5x the server's rate at a burst of 5. Its admissions say
+// more: spending what the counts said remained, the client was admitted 8 in 200 ms, and in 64
+// admissions over a few seconds the bound rises past the pace it was read as; paced at the new
+// bound, more is admitted, and the bound climbs to the rate. A server that keeps L per W as read
+// never admits more than the bound allows, so the rule never moves it: the bound is the model's
+// own, for a fixed window as for a bucket. Another client on the key only takes admissions from
+// this one, and a lower bound stays one.
+//
+// Send times stand for arrival times: the requests sent between two sends reached the server
+// within the sends' span plus the one-way trip's spread (reorderMargin), which the span counts.
+type admittedLog struct {
+	sent [admittedLogSize]int64 // a ring, ascending from index n-admittedLogSize (or 0)
+	n    int64                  // admissions recorded in all
+}
+
+// admittedLogSize is how many admissions the bound looks back over. The rate it reads from n
+// admissions of a server kept busy is (n − 2L)/n of the rate admitted: at 256, at least 7/8 for
+// any L up to 16, the limits whose bursts a whole-second reset hides (a larger one is paced at L
+// per second or more, and spends its credit at once). The credit the counts give spends the rest
+// (the pace is a floor). 2 KiB a key; the spans are scanned once per admitted answer of such a
+// quota only.
+const admittedLogSize = 256
+
+// add records the admission of a request sent at sent. Answers come back out of send order by a
+// few places at most; an admission older than every one the ring holds is dropped.
+func (a *admittedLog) add(sent int64) {
+	lo := max(a.n-admittedLogSize, 0)
+	if a.n-lo == admittedLogSize && sent < a.sent[lo%admittedLogSize] {
+		return
+	}
+	i := a.n
+	for ; i > lo && a.sent[(i-1)%admittedLogSize] > sent; i-- {
+		a.sent[i%admittedLogSize] = a.sent[(i-1)%admittedLogSize]
+	}
+	a.sent[i%admittedLogSize] = sent
+	a.n++
+}
+
+// reset forgets every admission: a new quota was said.
+func (a *admittedLog) reset() { a.n = 0 }
+
+// floorRate returns the least rate, in requests per nanosecond, of a server that admits at most
+// hold requests in a moment and that admitted the recorded requests (see admittedLog), over the
+// spans that end at the latest send, each widened by margin, the one-way trip's spread; 0 when
+// no span admitted more than hold. It also returns the admissions and the span that give it.
+//
+// The spans hold all the admissions recorded, then half as many, and so on down to just over
+// the hold: eight spans at most, each within a factor of two of any span between them, so the
+// rate read is at least half the best any span gives (the longest, whose hold weighs least, is
+// the one a steady stream reads by).
+func (a *admittedLog) floorRate(hold, margin int64) (rate float64, admitted, span int64) {
+	held := min(a.n, admittedLogSize)
+	if held <= hold {
+		return 0, 0, 0
+	}
+	last := a.sent[(a.n-1)%admittedLogSize]
+	for k := held; k > hold; k /= 2 {
+		d := last - a.sent[(a.n-k)%admittedLogSize] + margin // k admissions up to the latest
+		if d <= 0 {
+			continue
+		}
+		if r := float64(k-hold) / float64(d); r > rate {
+			rate, admitted, span = r, k, d
+		}
+	}
+	return rate, admitted, span
+}
