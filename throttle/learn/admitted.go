@@ -29,13 +29,16 @@ type admittedLog struct {
 	n    int64                  // admissions recorded in all
 }
 
-// admittedLogSize is how many admissions the bound looks back over. The rate it reads from n
-// admissions of a server kept busy is (n − 2L)/n of the rate admitted: at 256, at least 7/8 for
-// any L up to 16, the limits whose bursts a whole-second reset hides (a larger one is paced at L
-// per second or more, and spends its credit at once). The credit the counts give spends the rest
-// (the pace is a floor). 2 KiB a key; the spans are scanned once per admitted answer of such a
-// quota only.
-const admittedLogSize = 256
+// admittedLogSize is how many admissions the bound looks back over. A client held by the window
+// lane at L per W read is admitted at that rate plus what its credit adds, a few percent; the
+// bound passes the read rate only where that excess, over the span, exceeds the hold 2L, so the
+// longer the span the smaller the excess it sees: against throttled's 50/s with a burst of 16 on
+// loopback, admitted 18/s against a lane of 16/s, 256 admissions (14 s) read 15.9/s and never
+// moved; 1,024 (57 s) read (1024 − 32)/57 = 17.4/s. Kept busy, the bound reads (n − 2L)/n of the
+// rate admitted, 31/32 for L up to 16 (the bursts a whole-second reset hides: a larger one paces
+// at L per second or more and spends its credit at once). 8 KiB a key, as the send log is 40;
+// the spans are scanned once per admitted answer of such a quota only, ten at most.
+const admittedLogSize = 1024
 
 // add records the admission of a request sent at sent. Answers come back out of send order by a
 // few places at most; an admission older than every one the ring holds is dropped.
@@ -61,9 +64,9 @@ func (a *admittedLog) reset() { a.n = 0 }
 // no span admitted more than hold. It also returns the admissions and the span that give it.
 //
 // The spans hold all the admissions recorded, then half as many, and so on down to just over
-// the hold: eight spans at most, each within a factor of two of any span between them, so the
-// rate read is at least half the best any span gives (the longest, whose hold weighs least, is
-// the one a steady stream reads by).
+// the hold: ten spans at most. The longest, whose hold weighs least, is the one a steady stream
+// reads by; the shorter ones read a rise sooner. Every span's reading is a bound, so skipping
+// spans only reads less.
 func (a *admittedLog) floorRate(hold, margin int64) (rate float64, admitted, span int64) {
 	held := min(a.n, admittedLogSize)
 	if held <= hold {
