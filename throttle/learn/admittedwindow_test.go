@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/steadyhttp/steady/testserver/algorithm"
 )
 
 // A bucket full again in well under a second whose resets are written in whole seconds rounded up
@@ -63,6 +65,101 @@ func TestAnHonestWindowIsNotShortened(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// A bucket deeper than the limit its headers say
+// (tollbooth's RateLimit-Limit is the rate, RateLimit-Remaining the tokens of a larger burst),
+// whose window is read from whole-second resets longer than its own: the first shortening the
+// admissions show changes the said window, which resets mostLeft ("a new quota said"), so the
+// next hold is 2·max(L, Remaining+1) with the bucket's depth forgotten while the log still holds
+// its bursts. The bound then reads far above the server's rate (14 admitted in 1.26 ms: a window
+// of 2 ms for 5 per 250 ms), and the client is throttled on almost every other request.
+func TestADeepBucketKeepsItsHoldAfterTheWindowShortens(t *testing.T) {
+	for _, c := range []cell{
+		{"token-bucket", 5, 250 * time.Millisecond, 20, "constant-reset", time.Millisecond, 16, 300},
+		{"leaky-bucket", 5, 250 * time.Millisecond, 20, "constant-reset", time.Millisecond, 16, 300},
+		{"token-bucket", 20, 250 * time.Millisecond, 80, "constant-reset", time.Millisecond, 1, 600},
+		{"token-bucket", 20, 250 * time.Millisecond, 80, "constant-reset", time.Millisecond, 16, 600},
+		{"token-bucket", 5, 500 * time.Millisecond, 20, "constant-reset", time.Millisecond, 16, 300},
+	} {
+		for seed := uint64(1); seed <= 2; seed++ {
+			o := runCell(t, c, seed)
+			desc := fmt.Sprintf("%s %d/%v burst %d, %s, rtt %v, %d workers, seed %d: %.3fx, %.2f%% throttled, learned %d/%v",
+				c.alg, c.limit, c.window, c.burst, c.headers, c.rtt, c.workers, seed,
+				float64(o.elapsed)/float64(physical(c)), 100*o.share(), o.limit.Quota, o.limit.Window)
+			learned := float64(o.limit.Quota) / float64(max(o.limit.Window, 1))
+			if o.share() > 0.005 || learned > float64(c.limit)/float64(c.window) {
+				t.Errorf("%s; want at most 0.5%% throttled and no rate learned above the server's", desc)
+				continue
+			}
+			t.Log(desc)
+		}
+	}
+}
+
+// switchAlg is a server whose rate changes at an instant: before it, a decides; from it, b does,
+// from a fresh (full) state. The limit its headers say (the burst, for "burst-limit") need not
+// change.
+type switchAlg struct {
+	a, b   algorithm.Algorithm
+	at     time.Time
+	sa, sb algorithm.State
+}
+
+func (s *switchAlg) cur(now time.Time) (algorithm.Algorithm, *algorithm.State) {
+	if now.Before(s.at) {
+		return s.a, &s.sa
+	}
+	return s.b, &s.sb
+}
+func (s *switchAlg) Name() string          { return s.b.Name() }
+func (s *switchAlg) Limit() int64          { return s.b.Limit() }
+func (s *switchAlg) Window() time.Duration { return s.b.Window() }
+func (s *switchAlg) Burst() int64          { return s.b.Burst() }
+func (s *switchAlg) Decide(_ *algorithm.State, now time.Time, n int64) algorithm.Decision {
+	a, st := s.cur(now)
+	return a.Decide(st, now, n)
+}
+func (s *switchAlg) Commit(_ *algorithm.State, now time.Time, n int64) {
+	a, st := s.cur(now)
+	a.Commit(st, now, n)
+}
+func (s *switchAlg) Idle(_ *algorithm.State, now time.Time) bool { return false }
+
+// A bucket of throttled's headers (its burst as the limit, the time
+// until full in whole seconds rounded up as the reset) whose rate falls while its burst, the limit
+// it says, stays: the admissions at the old rate set windowAdmitted, which a limit said unchanged
+// never resets, and the longer resets after the fall only floor it at "the longest reset less its
+// grain", 1 s + 1 ns for a reset of "2": 5/s against 3/s, 0.74-1.32% throttled (a review's
+// finding). A refusal at the pace the admissions showed now gives their window up.
+func TestARateThatFallsUnderTheSameLimit(t *testing.T) {
+	for _, newRate := range []int64{3, 4} {
+		for _, workers := range []int{1, 4} {
+			c := cell{"token-bucket", 20, time.Second, 5, "burst-limit", time.Millisecond, workers, 1200}
+			var fallAt time.Duration
+			o := runCellWith(t, c, 1, func(s *simServer) {
+				slow, err := algorithm.New("token-bucket", algorithm.Config{Limit: newRate, Window: time.Second, Burst: 5})
+				if err != nil {
+					t.Fatal(err)
+				}
+				fallAt = 20 * time.Second // 400 requests at 20/s, then 800 at the new rate
+				s.alg = &switchAlg{a: s.alg, b: slow, at: s.start.Add(fallAt)}
+			})
+			var after int
+			for _, at := range o.admittedAt {
+				if at >= fallAt {
+					after++
+				}
+			}
+			desc := fmt.Sprintf("burst 5 at 20/s, then %d/s from %v, %d workers: %d throttled of %d attempts (%.2f%%), %d admitted after the fall, elapsed %v, learned %d/%v",
+				newRate, fallAt, workers, o.denied, o.attempts, 100*o.share(), after, o.elapsed.Round(time.Millisecond), o.limit.Quota, o.limit.Window)
+			if o.share() > 0.005 || float64(o.limit.Quota)/float64(max(o.limit.Window, 1)) > float64(newRate)/float64(time.Second) {
+				t.Errorf("%s; want at most 0.5%% throttled and no rate learned above the server's", desc)
+				continue
+			}
+			t.Log(desc)
 		}
 	}
 }

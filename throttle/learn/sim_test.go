@@ -144,8 +144,7 @@ func (s *simServer) decide() *http.Response {
 		h.Set("RateLimit-Remaining", fmt.Sprint(max(d.Remaining, 0)))
 		h.Set("RateLimit-Reset", fmt.Sprint(int64(math.Ceil(s.alg.Window().Seconds()))))
 	case "burst-limit":
-		// An exploration aid for -one (no test: throttled's case is not met, see
-		// docs/learner-measurements.md). The bucket's burst as the limit, with no window, the time until it is full again
+		// The bucket's burst as the limit, with no window, the time until it is full again
 		// rounded up to whole seconds as the reset, and a Retry-After rounded up alike, as
 		// throttled/throttled v2 writes its GCRA's: a bucket that refills in under a second says
 		// one second.

@@ -78,7 +78,15 @@ type declaredStrategy struct {
 	// windowAdmitted the shorter window they show (0: none): see admittedLog.
 	admitted       admittedLog
 	windowAdmitted int64
-	resetFloor     int64 // the longest reset less its grain: the least the window can be
+	admittedAt     int64 // when windowAdmitted was last set (an answer's time)
+	// deepest is the most the quota was ever seen to hold (the largest Remaining said, plus the
+	// request answered) since its limit was said: the burst the hold of admittedLog allows for.
+	// Unlike mostLeft it outlives a window the admissions shortened.
+	deepest    int64
+	resetFloor int64 // the longest reset less its grain: the least the window can be
+	// refuted counts the windows the admissions showed that a refusal at their pace gave up:
+	// each one makes the next wait for twice as many admissions (see admittedBeyond).
+	refuted int64
 }
 
 func (d *declaredStrategy) name() string { return "declared" }
@@ -240,7 +248,7 @@ func (d *declaredStrategy) observe(t int64, s *Signal, m *model) string {
 			}
 			if s.Limit != d.saidLimit {
 				d.admitted.reset()
-				d.windowAdmitted = 0
+				d.windowAdmitted, d.deepest = 0, 0
 			}
 			if note := d.admittedBeyond(s, m, w); note != "" {
 				ev = join(ev, note)
@@ -329,6 +337,17 @@ func (d *declaredStrategy) observe(t int64, s *Signal, m *model) string {
 			if note := d.contradicted(m, "with quota said to remain"); note != "" {
 				return join(ev, note)
 			}
+		} else if known && up <= 0 && d.windowAdmitted > 0 && s.Sent > d.admittedAt {
+			// Refused at the pace the admissions showed, with nothing left: the rate they showed
+			// is not there now (the server's fell while its limit stayed, or another client on
+			// the key takes part of it). The window read from the resets returns, with its lane,
+			// and the admissions are counted afresh: alone on a server whose rate did not fall,
+			// they show it again. The share stands: this pace was the learner's, not the
+			// server's word.
+			d.windowAdmitted = 0
+			d.admitted.reset()
+			d.refuted++
+			ev = join(ev, "window -> as the resets read it (refused at the pace the admissions showed)")
 		} else if known && up <= 0 && m.kind != KindUnknown && m.kind != KindWhole && s.Sent > d.shareCutAt {
 			// Throttled at the declared pace (no credit was spent on it) once the kind is known:
 			// alone on the key, the pace keeps within the quota, so another client spends it too.
@@ -471,18 +490,38 @@ func (d *declaredStrategy) observe(t int64, s *Signal, m *model) string {
 // force now) and returns the event when the admissions show a shorter window: more admitted in a
 // span than a quota of s.Limit per read admits in it, of any kind (see admittedLog). The window
 // becomes the one in which the server's least rate refills the limit, rounded up to a
-// millisecond; it only shortens, for the quota's life (a new limit said starts afresh), and never
+// millisecond. It shortens while the admissions say so, for the quota's life (a new limit said
+// starts afresh), lengthens only to a longer reset said since, and is given up when a request sent
+// at its pace is refused (see observe: a server whose rate fell, or another client). It is never
 // below the longest reset less its grain (resetFloor): a window is at least as long as any reset
 // it says, so the headers, read to their resolution, stay the contract. The rule chooses only
 // within what the resets leave open: a reset of "1" in whole seconds leaves (0, 1 s], one of "60"
 // nothing under 59 s (a server that says 100 per minute and admits more is kept to 100 per
 // minute, as the headers say).
 func (d *declaredStrategy) admittedBeyond(s *Signal, m *model, read int64) string {
-	if s.Throttled || read <= 0 {
+	if d.othersSeen && d.windowAdmitted > 0 {
+		// Another client on the key: what this one was admitted is its share, and clients that
+		// each learn the whole rate from it split the key by collisions, not evenly (two on
+		// throttled's 20/s burst 5: the smaller one got 0.04 of its fair share). The window read
+		// from the resets returns for good.
+		d.windowAdmitted = 0
+		return "window -> as the resets read it (another client on the key)"
+	}
+	if s.Throttled || read <= 0 || d.othersSeen {
 		return ""
 	}
 	d.admitted.add(s.Sent)
-	hold := 2 * max(s.Limit, d.mostLeft+1, s.Remaining+1)
+	if s.HasRemaining {
+		d.deepest = max(d.deepest, s.Remaining+1)
+	}
+	if d.refuted > 0 && d.admitted.n < admittedLogSize<<min(d.refuted-1, 20) {
+		// A window the admissions showed was refused at its pace: the next is read only over
+		// a whole log of admissions since, twice as many after each refusal, so that a rate
+		// that comes and goes (another client on the key unseen, a server whose rate falls and
+		// rises) costs at most a refusal per log, fewer and fewer.
+		return ""
+	}
+	hold := 2 * max(s.Limit, d.deepest)
 	rate, admitted, span := d.admitted.floorRate(hold, reorderMargin(m))
 	if rate <= 0 {
 		return ""
@@ -497,7 +536,7 @@ func (d *declaredStrategy) admittedBeyond(s *Signal, m *model, read int64) strin
 		// does; the credit the counts give spends what the bucket refills meanwhile.
 		return ""
 	}
-	d.windowAdmitted = w
+	d.windowAdmitted, d.admittedAt = w, s.Answered
 	return fmt.Sprintf("window -> %v (%d admitted in %v: more than %d per %v)", durationOf(w), admitted, durationOf(span), s.Limit, durationOf(read))
 }
 
