@@ -698,7 +698,7 @@ func (d *declaredStrategy) plan(t int64, m *model) plan {
 		// the window read, the admissions could outgrow it only by the credit, and the window
 		// they show stalled short of the server's (throttled's 50/s burst 16 on loopback: 16/s
 		// to 19.6/s over 2,000 requests). A sliding log so paced unevenly refuses a request at the
-		// pace, which makes the kind whole, and the lane returns.
+		// pace, which gives that window up (see observe), and the lane returns with the window read.
 		p.windowLimit, p.window, p.windowSlack = int(d.saidLimit), d.saidWindow, m.rtt.windowSlack(m.tun.JitterMargin, d.saidWindow)
 	}
 	c := d.current(m)
