@@ -28,7 +28,8 @@ import (
 type simServer struct {
 	alg algorithm.Algorithm
 	// "honest", "none", "lying" (the limit and remaining claimed ten times over), "shopify"
-	// (Shopify's used/capacity: the level, not the rate), "window-end" (httprate's headers),
+	// (Shopify's used/capacity: the level, not the rate), "window-end" (httprate's headers), "x-ratelimit"
+	// (the triple, its reset a Unix time rounded up, with a Date header),
 	// "constant-reset" (tollbooth's), "burst-limit" (throttled's) or "retry-1" (a constant
 	// Retry-After of a second, and nothing else)
 	headers  string
@@ -135,6 +136,20 @@ func (s *simServer) decide() *http.Response {
 		h.Set("X-RateLimit-Reset", fmt.Sprint(clock.Add(-s.offset).Truncate(w).Add(w).Add(s.offset).Unix()))
 		if !d.Allowed {
 			h.Set("Retry-After", fmt.Sprint(int64(w.Seconds())))
+		}
+	case "x-ratelimit":
+		// The X-RateLimit-* triple alone with the reset as a Unix time in whole seconds,
+		// rounded up, the instant the quota is whole again (a sliding window counter's is the
+		// end of the next window), a Date header truncated to the second, and Retry-After in
+		// whole seconds rounded up: a generic server of the most common form in the wild.
+		clock := now.AddDate(26, 0, 0)
+		h.Set("Date", clock.UTC().Format(http.TimeFormat))
+		h.Set("X-RateLimit-Limit", fmt.Sprint(d.Limit))
+		h.Set("X-RateLimit-Remaining", fmt.Sprint(max(d.Remaining, 0)))
+		reset := clock.Add(d.ResetAfter)
+		h.Set("X-RateLimit-Reset", fmt.Sprint((reset.UnixNano()+int64(time.Second)-1)/int64(time.Second)))
+		if !d.Allowed {
+			h.Set("Retry-After", fmt.Sprint(int64(math.Ceil(d.RetryAfter.Seconds()))))
 		}
 	case "constant-reset":
 		// The limit per window and the tokens left, with the window itself as every reset and

@@ -48,8 +48,16 @@ type declaredStrategy struct {
 	lastReset             int64 // the reset the newest answer said, and its grain
 	lastGrain             int64
 	resetAt               int64 // the latest the reset can be, in the answers' time (see narrowReset); 0: none said
-	leastLeft             int64 // the least remaining any answer since that reset began said; -1: none yet
-	shareCutAt            int64 // when the share was last halved: throttles sent before it are of that epoch
+	// resetInstant is the instant (Signal.ResetAt) the answer that set resetAt named (0: none).
+	// Where resetAt is a projection of the one before by whole windows (narrowReset),
+	// projectedFrom is that one's instant, projectedOver the instant the projection replaced and
+	// projectedWindows how many windows it added (projectedFrom 0: no projection): see
+	// projectionRefuted.
+	resetInstant                 int64
+	projectedFrom, projectedOver int64
+	projectedWindows             int64
+	leastLeft                    int64 // the least remaining any answer since that reset began said; -1: none yet
+	shareCutAt                   int64 // when the share was last halved: throttles sent before it are of that epoch
 	// othersSeen is set once another client on the key shows itself: a refusal that says the
 	// quota is spent while this client's count left room beyond all its requests in flight
 	// (halveShare), or a count fallen by more than this client's own requests can explain.
@@ -82,8 +90,9 @@ type declaredStrategy struct {
 	// deepest is the most the quota was ever seen to hold (the largest Remaining said, plus the
 	// request answered) since its limit was said: the burst the hold of admittedLog allows for.
 	// Unlike mostLeft it outlives a window the admissions shortened.
-	deepest    int64
-	resetFloor int64 // the longest reset less its grain: the least the window can be
+	deepest      int64
+	resetFloor   int64 // the longest reset less its grain: the least the window can be
+	longestReset int64 // the longest reset said: the most a window's can be (see projectionRefuted)
 	// refuted counts the windows the admissions showed that a refusal at their pace gave up:
 	// each one makes the next wait for twice as many admissions (see admittedBeyond).
 	refuted int64
@@ -222,6 +231,7 @@ func (d *declaredStrategy) observe(t int64, s *Signal, m *model) string {
 				lower++ // the interval is open below
 			}
 			d.resetFloor = max(d.resetFloor, lower)
+			d.longestReset = max(d.longestReset, s.Reset)
 			d.windowRead = max(d.windowRead, ceilSecond(max(lower, 1)))
 			d.windowSeen = max(d.windowSeen, d.windowRead)
 			if gap := s.ResetAt - d.lastInstant; d.lastInstant != 0 && s.ResetAt != 0 &&
@@ -318,7 +328,9 @@ func (d *declaredStrategy) observe(t int64, s *Signal, m *model) string {
 		// overtaken this one on the way (their order at the server is not their order here).
 		// Only a request the headers left room for beyond all of them counts against them.
 		saysSpent := s.HasRemaining && s.Remaining == 0
-		if note := d.notBackAtWindowEnd(s, m, up, known); note != "" {
+		if note := d.projectionRefuted(s, m, saysSpent); note != "" {
+			ev = join(ev, note) // the window was read too short: no client or kind needs to be assumed
+		} else if note := d.notBackAtWindowEnd(s, m, up, known); note != "" {
 			ev = join(ev, note) // explained by the kind: no other client needs to be assumed
 		} else if late := d.lateReset(s, m, saysSpent); late > 0 {
 			// The reset awaited had not come when the request sent for it arrived: it comes a
@@ -587,10 +599,51 @@ func (d *declaredStrategy) narrowReset(s *Signal, m *model) {
 		// whose place it takes, so a hold that ends early there costs nothing.
 		w := m.window
 		k := (at - s.ResetGrain - d.resetAt + w - 1) / w
-		d.resetAt, d.leastLeft = min(at, d.resetAt+k*w), -1
+		d.projectedFrom, d.projectedOver, d.projectedWindows = 0, 0, 0
+		if d.resetAt+k*w < at && d.resetInstant != 0 && s.ResetAt != 0 {
+			d.projectedFrom, d.projectedOver, d.projectedWindows = d.resetInstant, s.ResetAt, k
+		}
+		d.resetAt, d.leastLeft, d.resetInstant = min(at, d.resetAt+k*w), -1, s.ResetAt
 		return
 	}
-	d.resetAt, d.leastLeft = at, -1
+	d.resetAt, d.leastLeft, d.resetInstant = at, -1, s.ResetAt
+	d.projectedFrom, d.projectedOver, d.projectedWindows = 0, 0, 0
+}
+
+// projectionRefuted returns the event when s shows the window read too short, and lengthens it:
+// a refusal, saying the quota is spent, of a request that reached the server after the reset
+// narrowReset projected one window (or k) after the last, naming again the instant the
+// projection replaced, which lies further from the last than the window read (k of them). A
+// fixed window's next end is one window after the last; one still to come there is a window's
+// end farther away, and the instants the server names bound how far: their gap, per window the
+// projection counted. The window read from resets in whole seconds is the least it can be
+// (Reset less a grain of up to two seconds against a Date header): a fixed window of 2 s whose
+// resets said "2" was read as one, its reset projected a second after the last, and every window
+// a request sent at that second was refused (16 % of attempts at 5 per 2 s; 2.6 % at 20 per
+// 9 s). lateReset takes a reset a grain late on windows of lateSpan grains or more; this one a
+// window too short, on the instants alone, at any length. A sliding window counter that names the
+// end of its next window as its reset (the instant it is whole again) is read as a fixed window
+// of that length: paced within what it sustains, if not at all it does.
+func (d *declaredStrategy) projectionRefuted(s *Signal, m *model, saysSpent bool) string {
+	if !saysSpent || d.projectedFrom == 0 || s.ResetAt == 0 || s.ResetAt != d.projectedOver ||
+		d.windowAdmitted > 0 || s.Sent+2*m.rtt.oneWay() < d.resetAt {
+		return ""
+	}
+	// Never longer than the longest reset said: a fixed window's reset never lies beyond its
+	// window. One that begins at the first request after the last ended (GitHub's) names ends a
+	// window and an idle spell apart, and its gaps alone read a minute as 1m5s.
+	gap := (s.ResetAt - d.projectedFrom + d.projectedWindows - 1) / d.projectedWindows
+	w := min(ceilSecond(gap), ceilSecond(d.longestReset))
+	if gap <= m.window || w <= d.windowSeen {
+		return ""
+	}
+	d.windowSeen, d.windowRead = w, max(d.windowRead, w)
+	d.resetAt = s.Answered + s.Reset + d.resetLate
+	d.resetInstant, d.projectedFrom, d.projectedOver, d.projectedWindows = s.ResetAt, 0, 0, 0
+	from := m.window
+	m.window = w
+	d.saidWindow, d.capacitySeen, d.mostLeft, d.leftSaid = w, 0, 0, false
+	return fmt.Sprintf("window %v -> %v (refused after the reset projected a window on, naming the instant it replaced)", durationOf(from), durationOf(w))
 }
 
 // lateReset returns how much later the resets come than the answers say, when s shows it for the
