@@ -93,6 +93,9 @@ type declaredStrategy struct {
 	deepest      int64
 	resetFloor   int64 // the longest reset less its grain: the least the window can be
 	longestReset int64 // the longest reset said: the most a window's can be (see projectionRefuted)
+	// oneProbe tests shorter windows for a quota of one whose resets say no more than their
+	// grain (see quotaOfOneProbe).
+	oneProbe quotaOfOneProbe
 	// refuted counts the windows the admissions showed that a refusal at their pace gave up:
 	// each one makes the next wait for twice as many admissions (see admittedBeyond).
 	refuted int64
@@ -269,6 +272,12 @@ func (d *declaredStrategy) observe(t int64, s *Signal, m *model) string {
 				d.windowAdmitted = max(d.windowAdmitted, d.resetFloor)
 				w = min(w, d.windowAdmitted)
 			}
+			if note := d.oneProbe.admitted(s, m, w, d.othersSeen); note != "" {
+				ev = join(ev, note)
+			}
+			if pw := d.oneProbe.window(); pw > 0 {
+				w = min(w, pw)
+			}
 		}
 		if w > 0 && (s.Limit != d.saidLimit || w != d.saidWindow) {
 			// A new quota said: the capacity its resets show is measured afresh (3,000 a minute
@@ -328,7 +337,9 @@ func (d *declaredStrategy) observe(t int64, s *Signal, m *model) string {
 		// overtaken this one on the way (their order at the server is not their order here).
 		// Only a request the headers left room for beyond all of them counts against them.
 		saysSpent := s.HasRemaining && s.Remaining == 0
-		if note := d.projectionRefuted(s, m, saysSpent); note != "" {
+		if note := d.oneProbe.refused(s); note != "" {
+			ev = join(ev, note) // the probe's own refusal: no kind, share or window evidence
+		} else if note := d.projectionRefuted(s, m, saysSpent); note != "" {
 			ev = join(ev, note) // the window was read too short: no client or kind needs to be assumed
 		} else if note := d.notBackAtWindowEnd(s, m, up, known); note != "" {
 			ev = join(ev, note) // explained by the kind: no other client needs to be assumed
