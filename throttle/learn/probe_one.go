@@ -19,10 +19,11 @@ import (
 // shown so far; each admission that shows a window shorter by ProbeGain or more moves it on, so
 // a window a log2 of the ratio away is found in as many steps, each a window long (a second in
 // all from a second's reading). The first refusal at a probed pace brackets the window between
-// the shortest shown and the pace refused; the window returns to the one shown. After a whole log
-// of admissions since (admittedLogSize, twice as many after each refusal) the bracket's geometric
-// middle is tested, until the bracket is within ProbeGain: a refusal per log at most, a tenth of
-// the DeclaredBudget. Every refusal of a request sent while a probe ran, up to the answer of the
+// the shortest shown and the pace refused; the window returns to the one shown. After 2/
+// DeclaredBudget admissions since, twice as many after each refusal, the bracket's geometric
+// middle is tested, until the bracket is within ProbeGain: k refusals need 2^(k-1) such spans of
+// admissions, so every run of n admissions past the first span spends at most 2/n of them on
+// refusals, the DeclaredBudget at most (runs shorter than it pay the first refusal alone). Every refusal of a request sent while a probe ran, up to the answer of the
 // one that ended it, is the probe's, no evidence of the kind, of another client or against the
 // headers. Against a server that truly keeps one a second the cost is the first refusal, and one
 // per doubling log after. Only alone on the key (another client's admissions would read as the
@@ -125,7 +126,7 @@ func (p *quotaOfOneProbe) stop() {
 // refused takes a refusal and returns the event when it is the probe's: a request sent while a
 // test ran, up to the answer of the refusal that ended the probing. The window returns to the
 // shortest one shown.
-func (p *quotaOfOneProbe) refused(s *Signal) string {
+func (p *quotaOfOneProbe) refused(s *Signal, m *model) string {
 	if len(p.tests) == 0 || s.Sent <= p.tests[0].from {
 		return ""
 	}
@@ -139,7 +140,7 @@ func (p *quotaOfOneProbe) refused(s *Signal) string {
 		}
 		p.refuted = max(p.refuted, refuted)
 		p.lastRefusal, p.since = s.Answered, 0
-		p.wait = max(2*p.wait, admittedLogSize)
+		p.wait = max(2*p.wait, int64(math.Ceil(2/m.tun.DeclaredBudget)))
 		p.tests = p.tests[:0]
 		p.tests = append(p.tests, probeTest{0, s.Sent}) // refusals of requests sent before it are the probe's too
 		return fmt.Sprintf("probe: a window of %v refused: %v stands (the next test after %d admissions)",

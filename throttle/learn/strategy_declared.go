@@ -337,7 +337,7 @@ func (d *declaredStrategy) observe(t int64, s *Signal, m *model) string {
 		// overtaken this one on the way (their order at the server is not their order here).
 		// Only a request the headers left room for beyond all of them counts against them.
 		saysSpent := s.HasRemaining && s.Remaining == 0
-		if note := d.oneProbe.refused(s); note != "" {
+		if note := d.oneProbe.refused(s, m); note != "" {
 			ev = join(ev, note) // the probe's own refusal: no kind, share or window evidence
 		} else if note := d.projectionRefuted(s, m, saysSpent); note != "" {
 			ev = join(ev, note) // the window was read too short: no client or kind needs to be assumed
