@@ -398,7 +398,7 @@ func (d *declaredStrategy) observe(t int64, s *Signal, m *model) string {
 		}
 	} else if known && up <= 0 {
 		switch {
-		case m.kind == KindUnknown && !d.mayFollowNamedReset(s, m):
+		case m.kind == KindUnknown:
 			m.kind = KindRefilling
 			ev = join(ev, "kind -> refilling (admitted at the declared pace after the quota ran out)")
 		case m.kind == KindWhole && s.HasRemaining && s.Remaining < m.limit/2 &&
@@ -716,22 +716,6 @@ func (d *declaredStrategy) notBackAtWindowEnd(s *Signal, m *model, up int64, kno
 	from := m.kind
 	m.kind = KindCounter
 	return fmt.Sprintf("kind %v -> counter (refused with nothing back at its window's end, naming the next: the past window weighs)", from)
-}
-
-// mayFollowNamedReset reports whether the request s answers may have reached the server after the
-// reset instant the answers before it named (Signal.ResetAt, read against the Date header: the
-// latest it can be, less its grain and the jitter margin). Its admission then tells nothing of how
-// the quota comes back: a fixed window off the second, or one that began before the first request,
-// ends sooner than a window after the first answers; its first reset said "1 s" where the window
-// is 2, the window lane held the experiment's request to that second, and the window, whole again
-// there, admitted it: taken for a bucket's refill, then for a counter, at 1.21x (20 per 2 s,
-// windows 300 ms off the second). A reset said as a delay is left out: a bucket full again in 50 ms
-// says "1 s" (throttled's), and its refill is the kind the experiment tells.
-func (d *declaredStrategy) mayFollowNamedReset(s *Signal, m *model) bool {
-	if d.lastInstant == 0 || d.resetAt == 0 {
-		return false
-	}
-	return s.Sent+2*m.rtt.oneWay()+m.rtt.margin(m.tun.JitterMargin) >= d.resetAt-d.lastGrain
 }
 
 // lateSpan is the shortest window, in grains, for which resets are corrected for lateness
