@@ -96,6 +96,11 @@ type declaredStrategy struct {
 	// oneProbe tests shorter windows for a quota of one whose resets say no more than their
 	// grain (see quotaOfOneProbe).
 	oneProbe quotaOfOneProbe
+	// windowFirst is the answer time of the first answer that named the reset awaited;
+	// startsAtFirst is set once a short window's resets were seen to come later than said, and
+	// the end is taken as a window after windowFirst (see endsAfterFirst).
+	windowFirst   int64
+	startsAtFirst bool
 	// refuted counts the windows the admissions showed that a refusal at their pace gave up:
 	// each one makes the next wait for twice as many admissions (see admittedBeyond).
 	refuted int64
@@ -343,6 +348,8 @@ func (d *declaredStrategy) observe(t int64, s *Signal, m *model) string {
 			ev = join(ev, note) // the window was read too short: no client or kind needs to be assumed
 		} else if note := d.notBackAtWindowEnd(s, m, up, known); note != "" {
 			ev = join(ev, note) // explained by the kind: no other client needs to be assumed
+		} else if note := d.endsAfterFirst(s, m, saysSpent); note != "" {
+			ev = join(ev, note)
 		} else if late := d.lateReset(s, m, saysSpent); late > 0 {
 			// The reset awaited had not come when the request sent for it arrived: it comes a
 			// grain later than the answers say, from now on. A second late in every window of a
@@ -437,6 +444,11 @@ func (d *declaredStrategy) observe(t int64, s *Signal, m *model) string {
 	}
 	if s.HasReset {
 		d.narrowReset(s, m)
+		if d.startsAtFirst && d.windowFirst > 0 {
+			// Narrowed by the instants it names, a window that begins at the first request still
+			// ends no sooner than a window after that request's answer (see endsAfterFirst).
+			d.resetAt = max(d.resetAt, d.windowFirst+m.window)
+		}
 	}
 	if s.HasRemaining && (d.leastLeft < 0 || s.Remaining < d.leastLeft) {
 		d.leastLeft = s.Remaining
@@ -615,11 +627,18 @@ func (d *declaredStrategy) narrowReset(s *Signal, m *model) {
 			d.projectedFrom, d.projectedOver, d.projectedWindows = d.resetInstant, s.ResetAt, k
 		}
 		d.resetAt, d.leastLeft, d.resetInstant = min(at, d.resetAt+k*w), -1, s.ResetAt
+		d.newWindow(s, m)
 		return
 	}
 	d.resetAt, d.leastLeft, d.resetInstant = at, -1, s.ResetAt
 	d.projectedFrom, d.projectedOver, d.projectedWindows = 0, 0, 0
+	d.newWindow(s, m)
 }
+
+// newWindow notes the first answer of a new reset: where windows begin at the first request after
+// the last one ended (startsAtFirst), that request's answer came a one-way trip after the window
+// began, so it ends at the latest a window after that answer, in the answers' time (observe).
+func (d *declaredStrategy) newWindow(s *Signal, m *model) { d.windowFirst = s.Answered }
 
 // projectionRefuted returns the event when s shows the window read too short, and lengthens it:
 // a refusal, saying the quota is spent, of a request that reached the server after the reset
@@ -655,6 +674,34 @@ func (d *declaredStrategy) projectionRefuted(s *Signal, m *model, saysSpent bool
 	m.window = w
 	d.saidWindow, d.capacitySeen, d.mostLeft, d.leftSaid = w, 0, 0, false
 	return fmt.Sprintf("window %v -> %v (refused after the reset projected a window on, naming the instant it replaced)", durationOf(from), durationOf(w))
+}
+
+// endsAfterFirst returns the event when s shows that a short window's resets come later than
+// said, and takes them from the window's first answer from then on (startsAtFirst): a refusal,
+// saying the quota is spent, of a request that reached the server after the reset awaited, naming
+// it again, where the window is shorter than lateSpan grains (lateReset's second a window would
+// cost up to half of it). A window that begins at the first request after the last one ended
+// (ulule/limiter's, Redis INCR and EXPIRE) and says its end truncated to the second (ulule's
+// `expiration.Unix()`) ends up to a second after it says; waited out at what it said, every
+// window's first request was refused (10 per 2 s, no Retry-After: 42 of 192 attempts). Its end is
+// a window after its first request arrived, which is no later than that request's answer less a
+// one-way trip: in the answers' time, a window after that answer, a bound that does not drift as
+// the windows begin where the client's requests arrive. A window aligned to the clock that says
+// its end truncated is held past its end by the first request's trip, no more.
+func (d *declaredStrategy) endsAfterFirst(s *Signal, m *model, saysSpent bool) string {
+	if d.startsAtFirst || m.kind != KindWhole || !saysSpent || !s.HasReset || s.ResetGrain <= 0 ||
+		d.resetAt == 0 || d.windowFirst == 0 || m.window <= 0 || m.window >= lateSpan*int64(time.Second) {
+		return ""
+	}
+	if s.Sent+2*m.rtt.oneWay() < d.resetAt {
+		return "" // it may have reached the server before the reset
+	}
+	if near := s.ResetGrain + m.rtt.margin(m.tun.JitterMargin); s.Answered+s.Reset > d.resetAt+near {
+		return "" // it names the next reset: it arrived after this one
+	}
+	d.startsAtFirst = true
+	d.resetAt = max(d.resetAt, d.windowFirst+m.window)
+	return fmt.Sprintf("resets from the window's first answer (throttled at the reset, which it names: a %v window that begins at the first request)", durationOf(m.window))
 }
 
 // lateReset returns how much later the resets come than the answers say, when s shows it for the
