@@ -382,7 +382,7 @@ func (l *Learner) LearnedLimit() Limit {
 	m := &l.m
 	out := Limit{Kind: m.kind, Strategy: l.cur.name(), State: l.cur.state()}
 	if m.trust == trustBelieved && m.limit > 0 {
-		out.Quota, out.Window, out.Source = m.limit, time.Duration(m.window), "declared"
+		out.Quota, out.Window, out.Source = m.limit, time.Duration(l.strats[1].(*declaredStrategy).reportedWindow(m)), "declared"
 		if li := m.leak.interval(); m.rateAssumed && li > 0 && li*m.limit < m.window {
 			// A bucket whose rate was assumed and measured faster: its capacity per the time it
 			// takes to leak it.

@@ -342,8 +342,17 @@ func (d *declaredStrategy) observe(t int64, s *Signal, m *model) string {
 		// overtaken this one on the way (their order at the server is not their order here).
 		// Only a request the headers left room for beyond all of them counts against them.
 		saysSpent := s.HasRemaining && s.Remaining == 0
-		if note := d.oneProbe.refused(s, m); note != "" {
-			ev = join(ev, note) // the probe's own refusal: no kind, share or window evidence
+		probeNote, probe := d.oneProbe.refused(s, m)
+		ev = join(ev, probeNote)
+		if probe == probeFoundRefused && d.windowAdmitted > 0 {
+			// The admissions at the pace the probe found showed its window too: given up with
+			// it (as a refusal at the admissions' own pace gives theirs up, below).
+			d.windowAdmitted = 0
+			d.admitted.reset()
+			d.refuted++
+		}
+		if probe != probeNotOwn {
+			// The probe's pace refused, not the server's word: no kind, share or other evidence.
 		} else if note := d.projectionRefuted(s, m, saysSpent); note != "" {
 			ev = join(ev, note) // the window was read too short: no client or kind needs to be assumed
 		} else if note := d.notBackAtWindowEnd(s, m, up, known); note != "" {
