@@ -44,11 +44,7 @@ func TestAQuotaOfOneWhoseRateFalls(t *testing.T) {
 			slow := f.window > time.Second && float64(o.elapsed) > 1.10*float64(least)
 			if slow || o.share() > 0.03 || float64(o.limit.Quota)/float64(max(o.limit.Window, 1)) > float64(f.limit)/float64(f.window) {
 				t.Errorf("%s; want at most 3%% refused, no rate learned above the server's and, where the resets tell the window, at most 1.10x", desc)
-				for _, e := range o.events {
-					if strings.Contains(e, "probe") || strings.Contains(e, "share") || strings.Contains(e, "declared 1/") {
-						t.Log("   ", e)
-					}
-				}
+				logEventsOf(t, o.events, "probe", "share", "declared 1/")
 				continue
 			}
 			t.Log(desc)
@@ -73,11 +69,7 @@ func TestAFixedWindowOfOneIsNotProbedAway(t *testing.T) {
 			k.headers, k.offset, o.denied, o.attempts, 100*o.share(), float64(o.elapsed)/float64(physical(c)), o.limit)
 		if o.share() > 0.005 || float64(o.limit.Quota)/float64(max(o.limit.Window, 1)) > 1.0/float64(time.Second) {
 			t.Errorf("%s; want at most 0.5%% refused and no rate learned above the server's", desc)
-			for _, e := range o.events {
-				if strings.Contains(e, "probe") || strings.Contains(e, "share") || strings.Contains(e, "kind") {
-					t.Log("   ", e)
-				}
-			}
+			logEventsOf(t, o.events, "probe", "share", "kind")
 			continue
 		}
 		t.Log(desc)
@@ -136,5 +128,18 @@ func TestWhatTheProbeFoundIsForgottenWithItsQuota(t *testing.T) {
 	}
 	if got := l.LearnedLimit(); float64(got.Quota)/got.Window.Seconds() > 10.001 {
 		t.Errorf("probed %+v, then a quota of 10 with resets of 1 s: learned %+v, want at most 10/s", probed, got)
+	}
+}
+
+// logEventsOf logs the events that mention any of the words, to explain a failure.
+func logEventsOf(t *testing.T, events []string, words ...string) {
+	t.Helper()
+	for _, e := range events {
+		for _, w := range words {
+			if strings.Contains(e, w) {
+				t.Log("   ", e)
+				break
+			}
+		}
 	}
 }
