@@ -96,9 +96,11 @@ type declaredStrategy struct {
 	// oneProbe tests shorter windows for a quota of one whose resets say no more than their
 	// grain (see quotaOfOneProbe).
 	oneProbe quotaOfOneProbe
-	// windowFirst is the answer time of the first answer that named the reset awaited;
-	// startsAtFirst is set once a short window's resets were seen to come later than said, and
-	// the end is taken as a window after windowFirst (see endsAfterFirst).
+	// windowFirst is the answer time of the first answer that named the reset awaited (set where
+	// narrowReset starts a new one); startsAtFirst is set once a short window's resets were seen
+	// to come later than said, and the end is taken as a window after windowFirst: where windows
+	// begin at the first request after the last ended, that request's answer came a one-way trip
+	// after its window began (see endsAfterFirst).
 	windowFirst   int64
 	startsAtFirst bool
 	// refuted counts the windows the admissions showed that a refusal at their pace gave up:
@@ -635,19 +637,12 @@ func (d *declaredStrategy) narrowReset(s *Signal, m *model) {
 		if d.resetAt+k*w < at && d.resetInstant != 0 && s.ResetAt != 0 {
 			d.projectedFrom, d.projectedOver, d.projectedWindows = d.resetInstant, s.ResetAt, k
 		}
-		d.resetAt, d.leastLeft, d.resetInstant = min(at, d.resetAt+k*w), -1, s.ResetAt
-		d.newWindow(s, m)
+		d.resetAt, d.leastLeft, d.resetInstant, d.windowFirst = min(at, d.resetAt+k*w), -1, s.ResetAt, s.Answered
 		return
 	}
-	d.resetAt, d.leastLeft, d.resetInstant = at, -1, s.ResetAt
+	d.resetAt, d.leastLeft, d.resetInstant, d.windowFirst = at, -1, s.ResetAt, s.Answered
 	d.projectedFrom, d.projectedOver, d.projectedWindows = 0, 0, 0
-	d.newWindow(s, m)
 }
-
-// newWindow notes the first answer of a new reset: where windows begin at the first request after
-// the last one ended (startsAtFirst), that request's answer came a one-way trip after the window
-// began, so it ends at the latest a window after that answer, in the answers' time (observe).
-func (d *declaredStrategy) newWindow(s *Signal, m *model) { d.windowFirst = s.Answered }
 
 // projectionRefuted returns the event when s shows the window read too short, and lengthens it:
 // a refusal, saying the quota is spent, of a request that reached the server after the reset
@@ -698,15 +693,9 @@ func (d *declaredStrategy) projectionRefuted(s *Signal, m *model, saysSpent bool
 // the windows begin where the client's requests arrive. A window aligned to the clock that says
 // its end truncated is held past its end by the first request's trip, no more.
 func (d *declaredStrategy) endsAfterFirst(s *Signal, m *model, saysSpent bool) string {
-	if d.startsAtFirst || m.kind != KindWhole || !saysSpent || !s.HasReset || s.ResetGrain <= 0 ||
-		d.resetAt == 0 || d.windowFirst == 0 || m.window <= 0 || m.window >= lateSpan*int64(time.Second) {
+	if d.startsAtFirst || d.windowFirst == 0 || m.window <= 0 || m.window >= lateSpan*int64(time.Second) ||
+		!d.refusedAtAwaitedReset(s, m, saysSpent) {
 		return ""
-	}
-	if s.Sent+2*m.rtt.oneWay() < d.resetAt {
-		return "" // it may have reached the server before the reset
-	}
-	if near := s.ResetGrain + m.rtt.margin(m.tun.JitterMargin); s.Answered+s.Reset > d.resetAt+near {
-		return "" // it names the next reset: it arrived after this one
 	}
 	d.startsAtFirst = true
 	d.resetAt = max(d.resetAt, d.windowFirst+m.window)
@@ -721,18 +710,23 @@ func (d *declaredStrategy) endsAfterFirst(s *Signal, m *model, saysSpent bool) s
 // lateSpan grains long, so that waiting a grain more each window costs at most a tenth of it (the
 // 1.10x goal); a shorter window keeps its resets as said (the throttle's Retry-After covers one).
 func (d *declaredStrategy) lateReset(s *Signal, m *model, saysSpent bool) int64 {
-	if d.resetLate > 0 || m.kind != KindWhole || !saysSpent || !s.HasReset || s.ResetGrain <= 0 || d.resetAt == 0 {
-		return 0
-	}
 	unit := int64(time.Second) // the grain's unit: resets in whole seconds
-	if m.window < lateSpan*unit || s.Sent+2*m.rtt.oneWay() < d.resetAt {
+	if d.resetLate > 0 || m.window < lateSpan*unit || !d.refusedAtAwaitedReset(s, m, saysSpent) {
 		return 0
-	}
-	near := s.ResetGrain + m.rtt.margin(m.tun.JitterMargin)
-	if s.Answered+s.Reset > d.resetAt+near {
-		return 0 // it names the next reset: it arrived after this one
 	}
 	return unit
+}
+
+// refusedAtAwaitedReset reports whether s is a refusal, saying a quota that comes back whole is
+// spent, of a request that reached the server after the reset awaited (resetAt, the latest it can
+// be), whose answer names that reset again (within its grain and the jitter margin), not the next:
+// the reset came later than the answers said.
+func (d *declaredStrategy) refusedAtAwaitedReset(s *Signal, m *model, saysSpent bool) bool {
+	if m.kind != KindWhole || !saysSpent || !s.HasReset || s.ResetGrain <= 0 || d.resetAt == 0 ||
+		s.Sent+2*m.rtt.oneWay() < d.resetAt {
+		return false
+	}
+	return s.Answered+s.Reset <= d.resetAt+s.ResetGrain+m.rtt.margin(m.tun.JitterMargin)
 }
 
 // notBackAtWindowEnd returns the event when s shows that the quota is not whole at the end of its
