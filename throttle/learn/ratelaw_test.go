@@ -169,6 +169,35 @@ func TestRateLawOneCutPerEpoch(t *testing.T) {
 	}
 }
 
+// TestRateLawTheCutsHoldIsItsEpoch: the first request after a cut goes a spacing after it, so a
+// throttle for a request sent sooner (later than the jitter margin: a sender that was booked
+// before the cut and left late, on a loaded host) belongs to the cut; one sent after the hold is
+// the next epoch's. Taken as a refutation, a late sender's throttle right after the first one
+// set the estimate to the startup's count (4/s against 100/s), at a probe of 5% per quiet span.
+func TestRateLawTheCutsHoldIsItsEpoch(t *testing.T) {
+	for _, run := range []int64{4, 20, 100} {
+		t.Run(fmt.Sprintf("run=%d", run), func(t *testing.T) {
+			t0 := time.Unix(1_700_000_000, 0)
+			l := newLaw(t)
+			l.Admit(t0, run)
+			cut := t0.Add(time.Millisecond)
+			if ev := l.Throttle(t0, cut); ev == "" || l.Rate() != float64(run) {
+				t.Fatalf("first throttle after %d: event %q, pace %v/s", run, ev, l.Rate())
+			}
+			spacing := time.Duration(float64(time.Second) / float64(run))
+			late := cut.Add(spacing * 9 / 10)
+			if ev := l.Throttle(late, late.Add(time.Millisecond)); ev != "" || l.Rate() != float64(run) || l.Estimate() != 0 {
+				t.Fatalf("a throttle for a request sent %v after the cut, inside its hold of %v: event %q, pace %v/s, estimate %v/s",
+					late.Sub(cut), spacing, ev, l.Rate(), l.Estimate())
+			}
+			next := cut.Add(spacing * 11 / 10)
+			if ev := l.Throttle(next, next.Add(time.Millisecond)); ev == "" {
+				t.Fatalf("a throttle for a request sent %v after the cut, past its hold of %v, did not cut", next.Sub(cut), spacing)
+			}
+		})
+	}
+}
+
 func TestRateLawRefusesBadState(t *testing.T) {
 	good, _ := newLaw(t).MarshalBinary()
 	for name, data := range map[string][]byte{

@@ -149,11 +149,17 @@ func (r *rateStrategy) observe(t int64, s *Signal, m *model) string {
 	}
 	if s.Throttled {
 		r.epochThrottles++
-		if r.active && s.Sent <= r.cutAt+m.rtt.margin(m.tun.JitterMargin) {
-			// In flight when the last cut was made: the same epoch. So is one that left within
-			// the jitter margin after it: the margin holds the sender's lateness, and a request
-			// booked before the cut leaves that late on a loaded host (its answer would cut the
-			// search's first step, and the estimate with it, to the burst).
+		if r.active && (s.Sent <= r.cutAt+m.rtt.margin(m.tun.JitterMargin) || s.Sent < r.cutAt+intervalOf(r.rate)) {
+			// In flight when the last cut was made: the same epoch. So is one that left before
+			// the cut's hold ended (plan: the first request after a cut goes a spacing after it,
+			// at the earliest, and the pace only rises until the next cut, so no request this law
+			// released since left sooner) or within the jitter margin after the cut: one was booked
+			// before the cut and left late, as a loaded host's senders do, by tens of
+			// milliseconds. Its answer would cut the search's first step, and the estimate with
+			// it, to the burst: three processes sharing a law against 100/s, their senders late
+			// behind busy CPUs, took a throttle 4 ms after the first for a refutation of the
+			// prior (4/s, the run the startup had counted) and cruised at 4/s, a quiet span of
+			// 100 successes per probe of 5%.
 			return ""
 		}
 		return r.cut(t, m)
