@@ -131,9 +131,19 @@ func TestStaleReservationIsTheCutsEpoch(t *testing.T) {
 	if s := b.Stats(); s.Cuts != 0 || storedLaw(t, a).Rate() != rate {
 		t.Fatalf("throttles of bookings made before b heard of the cut: b cut %d time(s), pace %v -> %v", s.Cuts, rate, storedLaw(t, a).Rate())
 	}
-	attempt(t, b, 30*time.Millisecond, time.Millisecond, throttled429)
+	// Booked after b heard of the cut, the request leaves when it is due: a spacing of the cut's
+	// pace after the cut at the earliest (a throttle of one sent sooner is of the cut's epoch).
+	r, err := b.Reserve(ms(30))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sent := ms(30).Add(r.Delay(ms(30)))
+	if hold := ms(22).Add(time.Duration(float64(time.Second) / rate)); sent.Before(hold) {
+		t.Fatalf("a booking made after b heard of the cut is due %v after it, before the cut's hold (%v)", sent.Sub(ms(22)), hold.Sub(ms(22)))
+	}
+	b.ObserveAttempt(sent, sent.Add(time.Millisecond), throttled429, nil)
 	if s := b.Stats(); s.Cuts != 1 {
-		t.Fatalf("a throttle of a booking made after b heard of the cut: %d cuts, want 1", s.Cuts)
+		t.Fatalf("a throttle of a booking made after b heard of the cut, sent when due (%v after the cut): %d cuts, want 1", sent.Sub(ms(22)), s.Cuts)
 	}
 
 	// The state is forgotten (WithForget, or Redis lost it); a starts a new law and cuts it.
