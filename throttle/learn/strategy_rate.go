@@ -236,16 +236,18 @@ func (r *rateStrategy) observe(t int64, s *Signal, m *model) string {
 // searchStep is how many successes the search's pace must draw before it doubles: a run the
 // server admitted at once, at most half a measure (see observe), and long enough to have spent
 // the credit the server may hold had its rate been no more than the pace before the doubling
-// (what the step refutes): a pace p over a rate e overdraws by 1-e/p a success, so c units carry
-// it c·p/(p-e) successes, 2c at e = p/2, and one more is the rate's; the credit is what such a
-// rate can have refilled since the cut, at most the burst (probeCredit, set at the doubling). The search starts at a throttle, from no credit, but its first paces are under the
+// (what the step refutes): a pace p over a rate e overdraws by 1-e/p a success, so c units (the
+// first taken by the first success) carry it 1 + (c-1)·p/(p-e) successes, 2c-1 at e = p/2; the
+// credit is what such a rate can have refilled since the cut, at most the burst (probeCredit, set
+// at the doubling). A burst of one holds no credit beyond the unit a success takes: its search
+// still doubles every success, and its next send refutes a pace the credit carried. The search starts at a throttle, from no credit, but its first paces are under the
 // rate of a server whose burst was their prior, and the server refills meanwhile: against 100/s
 // with a burst of 10, doubling every four successes from 9/s outran the refilled credit to
 // 1,150/s, held 480/s, and came down at a tenth per throttle (36-44 throttles of 1,000 requests).
 func (r *rateStrategy) searchStep(m *model) int64 {
 	step := min(max(r.burst, 1), int64(max(m.tun.MeasureSuccesses/2, 1)))
 	if over := r.rate - r.below; r.doubled && over > 0 {
-		step = max(step, int64(math.Min(math.Floor(r.probeCredit*r.rate/over), math.MaxInt32-1))+1)
+		step = max(step, int64(math.Min(math.Floor(max(r.probeCredit-1, 0)*r.rate/over), math.MaxInt32-1))+1)
 	}
 	return step
 }
