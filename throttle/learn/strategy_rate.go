@@ -240,10 +240,11 @@ func (r *rateStrategy) observe(t int64, s *Signal, m *model) string {
 // first taken by the first success) carry it 1 + (c-1)·p/(p-e) successes, 2c-1 at e = p/2; the
 // credit is what such a rate can have refilled since the cut, at most the burst (probeCredit, set
 // at the doubling). A burst of one holds no credit beyond the unit a success takes: its search
-// still doubles every success, and its next send refutes a pace the credit carried. The search starts at a throttle, from no credit, but its first paces are under the
-// rate of a server whose burst was their prior, and the server refills meanwhile: against 100/s
-// with a burst of 10, doubling every four successes from 9/s outran the refilled credit to
-// 1,150/s, held 480/s, and came down at a tenth per throttle (36-44 throttles of 1,000 requests).
+// still doubles every success, and its next send refutes a pace the credit carried. The search
+// starts at a throttle, from no credit, but its first paces are under the rate of a server whose
+// burst was their prior, and the server refills meanwhile: against 100/s with a burst of 10,
+// doubling every four successes from 9/s outran the refilled credit to 1,150/s, held 480/s, and
+// came down at a tenth per throttle (36-44 throttles of 1,000 requests; 17-25 since).
 func (r *rateStrategy) searchStep(m *model) int64 {
 	step := min(max(r.burst, 1), int64(max(m.tun.MeasureSuccesses/2, 1)))
 	if over := r.rate - r.below; r.doubled && over > 0 {
