@@ -11,7 +11,8 @@ import (
 //
 //	search    after the first throttle: from a prior (the burst the server admitted, taken as per
 //	          second), the rate doubles every half measure of successes (or every run the server
-//	          admitted at once, if shorter) until a throttle
+//	          admitted at once, if shorter, and no sooner than the credit the server can have
+//	          refilled allows: searchStep) until a throttle
 //	bisect    a doubling was refuted: the rate lies between the last pace held and the one refuted;
 //	          the pace tests their geometric middle until the bracket is within a probe's reach
 //	recover   after a cut to Backoff times the rate the server admitted: back to just under it
@@ -32,7 +33,7 @@ type rateStrategy struct {
 	// doubling) under way began, were its rate under the pace: see probeSpan and searchStep.
 	probeCredit float64
 	rCut        float64 // the pace right after the last cut
-	succ        int64   // successes since the last cut or probe start
+	succ        int64   // successes since the last cut, doubling, or test or probe start
 	gain        float64 // the next probe's gain: doubles with every probe that holds
 	// burst is the run of successes the server admitted before its first throttle: as many as
 	// its burst (plus what refilled meanwhile), so an upper bound on what a probe can be admitted
@@ -153,7 +154,9 @@ func (r *rateStrategy) observe(t int64, s *Signal, m *model) string {
 			// In flight when the last cut was made: the same epoch. So is one that left before
 			// the cut's hold ended (plan: the first request after a cut goes a spacing after it,
 			// at the earliest, and the pace only rises until the next cut, so no request this law
-			// released since left sooner) or within the jitter margin after the cut: one was booked
+			// released since left sooner; a ceiling set below the pace (RateLaw.SetCeiling) widens
+			// the hold after the fact, and a throttle it hides costs one more) or within the
+			// jitter margin after the cut: one was booked
 			// before the cut and left late, as a loaded host's senders do, by tens of
 			// milliseconds. Its answer would cut the search's first step, and the estimate with
 			// it, to the burst: three processes sharing a law against 100/s, their senders late
@@ -330,13 +333,18 @@ func (r *rateStrategy) cut(t int64, m *model) string {
 		r.rate = r.clamp(float64(max(m.successes, 1)))
 		r.best = math.Inf(1)
 		r.cutAt, r.cutSuccesses, r.succ = t, m.successes, 0
-		return fmt.Sprintf("first throttle after %d success(es): search from %.3g/s (the run per second), doubling every %d success(es)",
+		return fmt.Sprintf("first throttle after %d success(es): search from %.3g/s (the run per second), first doubling after %d success(es)",
 			m.successes, r.rate, min(max(r.burst, 1), int64(max(m.tun.MeasureSuccesses/2, 1))))
 	case r.st == "search" || r.st == "bisect":
 		// The last rate that drew no throttle: the one before the last doubling, or, when the
 		// prior itself drew it, the prior (it was admitted until now: the throttle says the limit
 		// is at it, not below it). A bisection's lower end was held.
 		refuted := r.rate
+		// A test refuted costs its throttle and the requests in flight at its pace, p·RTT: the
+		// bisection runs only while that is at most one more, the cost of the probe it saves
+		// (at a pace that keeps more in flight the cruise and its probes take the bracket up,
+		// one quiet span at a time, within the ThrottleBudget).
+		cheap := refuted*float64(m.rtt.srtt)/1e9 <= 1
 		if r.st == "search" {
 			r.best = r.rate
 			if r.doubled {
@@ -344,6 +352,16 @@ func (r *rateStrategy) cut(t int64, m *model) string {
 			}
 			if ok {
 				r.best = min(r.best, meas)
+				if r.doubled && !cheap && meas > r.below {
+					// No bisection follows: the pace the search held (outlasting the credit,
+					// searchStep) shows the rate above half of it, the one refuted shows it
+					// below that, and the probes would climb the rest one quiet span each (a
+					// burst of 2 at 50/s behind 20 ms held 32/s: 1.58x). The rate the server
+					// admitted at the refuted pace, within the bracket, is the estimate; one
+					// the credit left raised above the rate (at most the refuted pace, four
+					// times the rate) the cuts and the long-run bound bring down.
+					r.best = min(meas, refuted)
+				}
 			}
 		}
 		// A test that began from nothing and is refuted sooner than any rate at or above the
@@ -359,11 +377,6 @@ func (r *rateStrategy) cut(t int64, m *model) string {
 		// (1.35x).
 		lowRefuted := r.st == "bisect" && r.fresh && r.burst > 1 && refuted > r.best &&
 			float64(r.succ) < math.Floor(refuted/(refuted-r.best))-1
-		// A test refuted costs its throttle and the requests in flight at its pace, p·RTT: the
-		// bisection runs only while that is at most one more, the cost of the probe it saves
-		// (at a pace that keeps more in flight the cruise and its probes take the bracket up,
-		// one quiet span at a time, within the ThrottleBudget).
-		cheap := refuted*float64(m.rtt.srtt)/1e9 <= 1
 		if r.doubled && refuted > r.best && !lowRefuted && cheap && m.tun.ProbeGain > 0 {
 			r.best = r.clamp(r.best)
 			// The rate lies in [best, refuted): a doubling leaves a bracket of two, and cruising
