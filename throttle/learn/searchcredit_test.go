@@ -99,3 +99,34 @@ func TestTheSearchOfABurstOfOneDoublesEverySuccess(t *testing.T) {
 		t.Errorf("a burst of one: %d successes from 1/s to 64/s, want 6 (one a doubling)", n)
 	}
 }
+
+// TestARefutedStepShorterThanAMeasureKeepsThePaceHeld: the measure of the admitted rate lowers
+// the estimate a refuted search leaves only where the refuted step drew a whole measure itself.
+// Steps of two successes (a run of two before the first throttle) put the last eight successes
+// over four doublings, whose slower paces averaged into a rate the server never refused: three
+// processes sharing a burst of one came down to a third of the pace they held.
+func TestARefutedStepShorterThanAMeasureKeepsThePaceHeld(t *testing.T) {
+	l, err := learn.NewRateLaw(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const trip = time.Millisecond
+	t0 := time.Unix(1_700_000_000, 0)
+	l.ObserveRoundTrip(t0, t0.Add(trip))
+	l.Admit(t0.Add(trip), 2)
+	at := t0.Add(10 * time.Millisecond)
+	l.Throttle(at, at.Add(trip)) // the prior: 2/s, steps of two
+	held := 0.0
+	for l.Rate() < 64 {
+		held = l.Rate()
+		at = at.Add(time.Duration(float64(time.Second) / l.Rate()))
+		l.ObserveRoundTrip(at, at.Add(trip))
+		l.Admit(at.Add(trip), 1)
+	}
+	// The first send at 64/s is refused: the rate lies between the pace held and 64/s.
+	at = at.Add(time.Duration(float64(time.Second) / l.Rate()))
+	l.Throttle(at, at.Add(trip))
+	if got := l.Estimate(); got < held {
+		t.Fatalf("refused at 64/s after holding %v/s: estimate %.3g/s, below the pace held", held, got)
+	}
+}

@@ -351,7 +351,13 @@ func (r *rateStrategy) cut(t int64, m *model) string {
 				r.best = r.below
 			}
 			if ok {
-				r.best = min(r.best, meas)
+				if !r.doubled || r.succ >= int64(m.tun.MeasureSuccesses) {
+					// Lowered by the measure only where the refuted step drew a whole one: over
+					// earlier steps it averages their slower paces into a rate the server never
+					// refused (three processes sharing a burst of one: the estimate a third of the
+					// pace held).
+					r.best = min(r.best, meas)
+				}
 				if r.doubled && !cheap && meas > r.below {
 					// No bisection follows: the pace the search held (outlasting the credit,
 					// searchStep) shows the rate above half of it, the one refuted shows it
